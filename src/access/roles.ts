@@ -1,0 +1,58 @@
+// The roles of CONTRACT.md and what each may do. A role held in a tenant also applies to that
+// tenant's descendants. Operations and Support exist only in the vendor root tenant "1".
+
+export const ROLE_IDS = {
+  Administrator: 'ba0fdcbd-e87d-4bdd-ae7d-ca6118b25068',
+  Analyst: 'a4903f9f-465b-478f-a24e-82fa2e129d2e',
+  Responder: 'a72dace7-4536-4dbc-947d-015a8eb65f4d',
+  Auditor: 'ace1cae4-59fd-4fd1-9500-40077dc529a7',
+  Operations: 'b7e80aaa-f4cf-4d35-b5b3-25001bacd1f1',
+  Support: 'cceaad48-82d5-4568-ae44-9070e0a63fe1',
+} as const;
+
+export type RoleName = keyof typeof ROLE_IDS;
+export type RoleId = (typeof ROLE_IDS)[RoleName];
+
+export const ROLE_NAMES: Record<string, RoleName> = Object.fromEntries(
+  Object.entries(ROLE_IDS).map(([name, id]) => [id, name as RoleName]),
+);
+
+export const TENANT_ROLES: readonly RoleId[] = [ROLE_IDS.Administrator, ROLE_IDS.Analyst, ROLE_IDS.Responder, ROLE_IDS.Auditor];
+/** vendor staff roles, assignable only in the root tenant */
+export const VENDOR_ROLES: readonly RoleId[] = [ROLE_IDS.Operations, ROLE_IDS.Support];
+export const ROOT_TENANT_ID = '1';
+
+export function isRoleId(value: string): value is RoleId {
+  return value in ROLE_NAMES;
+}
+
+export function roleName(id: string): RoleName | undefined {
+  return ROLE_NAMES[id];
+}
+
+/** Everything a request may ask permission for. docs/authorization.md is the table of these. */
+export type Permission =
+  | 'clients.read'
+  | 'clients.create'
+  | 'clients.rotate'
+  | 'clients.forceRotate'
+  | 'clients.delete';
+
+const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
+
+/** Which roles grant a permission in a tenant the role reaches. */
+export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
+  'clients.read': [Administrator, Analyst, Responder, Auditor, Operations, Support],
+  'clients.create': [Administrator, Analyst],
+  'clients.rotate': [Administrator, Analyst],
+  'clients.forceRotate': [Administrator, Operations],
+  'clients.delete': [Administrator, Analyst, Operations],
+};
+
+export const PERMISSION_LABELS: Record<Permission, string> = {
+  'clients.read': 'list API clients',
+  'clients.create': 'create API clients',
+  'clients.rotate': 'rotate client secrets',
+  'clients.forceRotate': 'force-rotate client secrets',
+  'clients.delete': 'delete API clients',
+};

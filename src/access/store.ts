@@ -1,0 +1,9 @@
+// Loading the principal behind a verified token, fresh on every request: a revoked client, a
+// revoked secret or a disabled user stops working at once, and role changes apply at once.
+import type { Principal } from './principal.js';
+
+export interface PrincipalStore {
+  /** The client if it is live and the secret its token was obtained with is not revoked. */
+  findClientPrincipal(clientUuid: string, secretId: string): Promise<Principal | undefined>;
+  findUserPrincipal(userId: string): Promise<Principal | undefined>;
+}

@@ -1,0 +1,54 @@
+// buildApp: the Fastify instance with every route; it never listens (server start is in
+// service.ts / cli), so tests drive it with app.inject().
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import { jsonErrorHandler } from './http/error-handler.js';
+import { createMetrics } from './http/metrics.js';
+import { registerRoutes } from './http/routes.js';
+import './http/types.js';
+import type { Services } from './services.js';
+import type { Db } from './store/db.js';
+import type { Store } from './store/index.js';
+import type { VersionInfo } from './version.js';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  store: Store;
+  clock: Clock;
+  services: Services;
+  logger: Logger;
+  version: VersionInfo;
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: BODY_LIMIT,
+    // a caller's X-Request-Id is kept when it is sane, so logs join up across services
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+  });
+  app.setErrorHandler(jsonErrorHandler);
+  app.setNotFoundHandler(async (request, reply) =>
+    reply.code(404).send({ error: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  await registerRoutes(app, { ...deps, metrics: createMetrics() });
+  return app;
+}

@@ -1,0 +1,107 @@
+// First start: on an empty database, in one transaction, create the vendor root tenant "1",
+// an Administrator API client and an Administrator user. Secrets that were generated (not
+// configured) are returned so the caller can print them once; only their digests are stored.
+// Several processes starting together on one PostgreSQL: one bootstraps, the others see it done.
+import { randomUUID } from 'node:crypto';
+import { ROLE_IDS, ROOT_TENANT_ID } from '../access/roles.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { randomBase62 } from '../crypto/random.js';
+import { generateClientId } from '../credentials/model.js';
+import { generateSecret, hashSecret, secretHint } from '../credentials/secret.js';
+import type { Store } from '../store/index.js';
+import { hashPassword, normalizeEmail } from '../users/password.js';
+
+export const BOOTSTRAP_CLIENT_NAME = 'bootstrap-admin';
+export const DEFAULT_ADMIN_EMAIL = 'admin@gatehouse.local';
+
+export interface BootstrapResult {
+  clientId: string;
+  /** set only when generated */
+  clientSecret?: string;
+  adminEmail: string;
+  /** set only when generated */
+  adminPassword?: string;
+}
+
+export async function bootstrap(
+  store: Store,
+  config: Pick<Config, 'bootstrap' | 'vendorName' | 'region'>,
+  clock: Clock,
+): Promise<BootstrapResult | undefined> {
+  if (await store.tenants.rootExists()) return undefined;
+  const now = clock.now();
+  const clientId = config.bootstrap.clientId ?? generateClientId();
+  const clientSecret = config.bootstrap.clientSecret ?? generateSecret();
+  const adminEmail = config.bootstrap.adminEmail ?? DEFAULT_ADMIN_EMAIL;
+  const adminPassword = config.bootstrap.adminPassword ?? randomBase62(128);
+  const passwordHash = await hashPassword(adminPassword);
+
+  return store.transaction(async (tx) => {
+    await tx.tenants.lockBootstrap();
+    if (await tx.tenants.rootExists()) return undefined;
+    await tx.tenants.insertRoot({ name: config.vendorName, createdAt: now });
+
+    const clientUuid = randomUUID();
+    await tx.credentials.insertClient({
+      id: clientUuid,
+      tenantId: ROOT_TENANT_ID,
+      clientId,
+      name: BOOTSTRAP_CLIENT_NAME,
+      environment: config.region,
+      createdAt: now,
+      createdBy: 'bootstrap',
+    });
+    await tx.credentials.insertSecret({
+      id: randomUUID(),
+      clientId: clientUuid,
+      tenantId: ROOT_TENANT_ID,
+      hash: hashSecret(clientSecret),
+      hint: secretHint(clientSecret),
+      createdAt: now,
+    });
+    await tx.credentials.insertRoleAssignments([
+      { id: randomUUID(), tenantId: ROOT_TENANT_ID, roleId: ROLE_IDS.Administrator, expiresAt: null, principalId: clientUuid, createdAt: now },
+    ]);
+
+    const userId = randomUUID();
+    await tx.users.insertUser({
+      id: userId,
+      tenantId: ROOT_TENANT_ID,
+      email: adminEmail,
+      emailNormalized: normalizeEmail(adminEmail),
+      passwordHash,
+      createdAt: now,
+    });
+    await tx.users.insertRoleAssignments([
+      { id: randomUUID(), tenantId: ROOT_TENANT_ID, roleId: ROLE_IDS.Administrator, expiresAt: null, principalId: userId, createdAt: now },
+    ]);
+    await tx.audit.insertEvent({
+      occurredAt: now,
+      tenantId: ROOT_TENANT_ID,
+      actor: { kind: 'system', id: 'bootstrap' },
+      action: 'service.bootstrapped',
+      target: { kind: 'tenant', id: ROOT_TENANT_ID },
+      details: { client_id: clientId, admin_email: adminEmail },
+    });
+    return {
+      clientId,
+      ...(config.bootstrap.clientSecret ? {} : { clientSecret }),
+      adminEmail,
+      ...(config.bootstrap.adminPassword ? {} : { adminPassword }),
+    };
+  });
+}
+
+/** The one place the generated secrets are shown: standard output, once. */
+export function formatBootstrapNotice(result: BootstrapResult): string {
+  const lines = [
+    'Gatehouse first start: created the vendor tenant "1", an Administrator API client and an Administrator user.',
+    'Keep these now; secrets are shown only this once and are stored only as digests.',
+    `  client_id:      ${result.clientId}`,
+    `  client_secret:  ${result.clientSecret ?? '(from GATEHOUSE_BOOTSTRAP_CLIENT_SECRET)'}`,
+    `  admin e-mail:   ${result.adminEmail}`,
+    `  admin password: ${result.adminPassword ?? '(from GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD)'}`,
+  ];
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,15 @@
+// gatehouse migrate: apply the missing migrations and exit.
+import type { Config } from '../../config.js';
+import { migrateToLatest } from '../../store/migrate.js';
+import { openConfiguredDb } from './open-db.js';
+
+export async function migrateCommand(config: Config): Promise<number> {
+  const db = await openConfiguredDb(config);
+  try {
+    const applied = await migrateToLatest(db.kysely);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    return 0;
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,289 @@
+// Credential use cases. Each one checks authorization first, then the rules, then writes all it
+// changes in one transaction together with its audit event.
+import { randomUUID } from 'node:crypto';
+import { assertCan, can, rolesIn } from '../access/policy.js';
+import type { Caller, Principal } from '../access/principal.js';
+import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES } from '../access/roles.js';
+import type { Clock } from '../clock.js';
+import { badInput, conflict, forbidden, notFound, rateLimited } from '../errors.js';
+import type { Store } from '../store/index.js';
+import { UniqueViolation } from '../store/errors.js';
+import {
+  generateClientId,
+  normalizeClientName,
+  parseClientRef,
+  secretIsLive,
+  validateGracePeriod,
+  type Client,
+} from './model.js';
+import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
+import type { LastUsedRecorder } from './last-used.js';
+
+export interface ClientWithSecret {
+  client: Client;
+  clientSecret: string;
+}
+
+export interface ClientQuery {
+  name?: string | null;
+  clientIDs?: string[] | null;
+  tenantID?: string | null;
+  roleIDs?: string[] | null;
+  tenantIDs?: string[] | null;
+  page?: number | null;
+  perPage?: number | null;
+}
+
+export interface CredentialSettings {
+  region: string;
+  createLimitPerHour: number;
+}
+
+export const DEFAULT_PER_PAGE = 50;
+export const MAX_PER_PAGE = 500;
+const HOUR_MS = 3600_000;
+const TENANT_ID = /^[1-9][0-9]{0,17}$/;
+
+export class CredentialService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly settings: CredentialSettings,
+    private readonly lastUsed: LastUsedRecorder,
+  ) {}
+
+  async createClient(caller: Caller, input: { name: string; roles?: string[] | null }): Promise<ClientWithSecret> {
+    const now = this.clock.now();
+    const { principal, tenant } = caller;
+    assertCan(principal, tenant, 'clients.create', now);
+    const name = normalizeClientName(input.name);
+    const roleIds = this.checkGrantableRoles(principal, caller, input.roles, now);
+
+    const secret = generateSecret();
+    const clientUuid = randomUUID();
+    const client = await this.store.transaction(async (tx) => {
+      // Creations in one tenant queue here, so the count below is exact under concurrency and
+      // across processes (it lives in the database).
+      await tx.credentials.lockTenantForCreation(tenant.id);
+      const window = await tx.credentials.countCreationsSince(tenant.id, new Date(now.getTime() - HOUR_MS));
+      if (window.count >= this.settings.createLimitPerHour) {
+        const retryAfter = window.oldest ? Math.max(1, Math.ceil((window.oldest.getTime() + HOUR_MS - now.getTime()) / 1000)) : 3600;
+        throw rateLimited(
+          `At most ${this.settings.createLimitPerHour} clients may be created per tenant per hour; retry in ${retryAfter} seconds`,
+          retryAfter,
+        );
+      }
+      try {
+        await tx.credentials.insertClient({
+          id: clientUuid,
+          tenantId: tenant.id,
+          clientId: generateClientId(),
+          name,
+          environment: this.settings.region,
+          createdAt: now,
+          createdBy: principal.id,
+        });
+      } catch (err) {
+        if (err instanceof UniqueViolation && err.constraint === 'clients_tenant_name_live_uq') {
+          throw conflict('Existing client in tenant');
+        }
+        throw err;
+      }
+      await tx.credentials.recordCreation(tenant.id, clientUuid, now);
+      await tx.credentials.insertSecret({
+        id: randomUUID(),
+        clientId: clientUuid,
+        tenantId: tenant.id,
+        hash: hashSecret(secret),
+        hint: secretHint(secret),
+        createdAt: now,
+      });
+      await tx.credentials.insertRoleAssignments(
+        roleIds.map((roleId) => ({ id: randomUUID(), tenantId: tenant.id, roleId, expiresAt: null, principalId: clientUuid, createdAt: now })),
+      );
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'client.created',
+        target: { kind: 'client', id: clientUuid },
+        details: { name, roles: roleIds, secret_hint: secretHint(secret) },
+      });
+      return tx.credentials.getClient(clientUuid);
+    });
+    return { client, clientSecret: secret };
+  }
+
+  async listClients(caller: Caller, query: ClientQuery): Promise<Client[]> {
+    const now = this.clock.now();
+    const page = query.page ?? 1;
+    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
+    if (!Number.isInteger(page) || page < 1) throw badInput('page must be 1 or more', { field: 'page' });
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
+      throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
+    }
+    const explicit = [...(query.tenantIDs ?? []), ...(query.tenantID ? [query.tenantID] : [])];
+    for (const id of explicit) if (!TENANT_ID.test(id)) throw badInput(`"${id}" is not a tenant id`, { field: 'tenantIDs' });
+    let tenantIds: string[];
+    if (explicit.length === 0) {
+      assertCan(caller.principal, caller.tenant, 'clients.read', now);
+      tenantIds = [caller.tenant.id];
+    } else {
+      // Tenants the caller's roles do not reach are left out, exactly as if they did not exist.
+      const scopes = await this.store.tenants.findScopes([...new Set(explicit)]);
+      tenantIds = scopes.filter((s) => can(caller.principal, s, 'clients.read', now)).map((s) => s.id);
+    }
+    for (const roleId of query.roleIDs ?? []) if (!isRoleId(roleId)) throw badInput(`unknown role id "${roleId}"`, { field: 'roleIDs' });
+    return this.store.credentials.listClients({
+      tenantIds,
+      ...(query.name != null ? { name: query.name } : {}),
+      ...(query.clientIDs != null ? { clientIds: query.clientIDs } : {}),
+      ...(query.roleIDs != null ? { roleIds: query.roleIDs } : {}),
+      offset: (page - 1) * perPage,
+      limit: perPage,
+    });
+  }
+
+  async rotateClientSecret(
+    caller: Caller,
+    input: { id: string; secret?: string | null; gracePeriodSeconds?: number | null },
+  ): Promise<ClientWithSecret> {
+    const now = this.clock.now();
+    const { principal, tenant } = caller;
+    const ref = parseClientRef(input.id);
+    const self =
+      principal.kind === 'client' && principal.tenantId === tenant.id && ('id' in ref ? ref.id === principal.id : ref.clientId === principal.clientId);
+    // A client may rotate its own secret (it proves possession); anyone else needs the permission.
+    if (!self) assertCan(principal, tenant, 'clients.rotate', now);
+    const grace = validateGracePeriod(input.gracePeriodSeconds);
+    if (typeof input.secret !== 'string' || input.secret.length === 0) {
+      throw badInput('secret (the current client secret) is required', { field: 'secret' });
+    }
+    const presented = hashSecret(input.secret);
+    const plausible = plausibleSecret(input.secret);
+    const secret = generateSecret();
+
+    const client = await this.store.transaction(async (tx) => {
+      const found = await tx.credentials.findClient(tenant.id, ref, true);
+      if (!found) throw notFound('Client');
+      const live = await tx.credentials.findLiveSecrets(found.id, now);
+      const current = live.find((s) => s.expiresAt === null);
+      if (!plausible || !current || !digestsEqual(current.hash, presented)) {
+        throw badInput('secret is not the current secret of this client', { field: 'secret' });
+      }
+      // At most two live secrets: the new one, and the old one during its grace period.
+      for (const s of live) if (s.id !== current.id) await tx.credentials.expireSecret(s.id, now);
+      await tx.credentials.expireSecret(current.id, new Date(now.getTime() + grace * 1000));
+      await this.insertNewSecret(tx, found, secret, now, principal);
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'client.secret_rotated',
+        target: { kind: 'client', id: found.id },
+        details: { grace_seconds: grace, secret_hint: secretHint(secret) },
+      });
+      return tx.credentials.getClient(found.id);
+    });
+    return { client, clientSecret: secret };
+  }
+
+  async forceRotateClientSecret(caller: Caller, input: { id: string }): Promise<ClientWithSecret> {
+    const now = this.clock.now();
+    const { principal, tenant } = caller;
+    assertCan(principal, tenant, 'clients.forceRotate', now);
+    const ref = parseClientRef(input.id);
+    const secret = generateSecret();
+    const client = await this.store.transaction(async (tx) => {
+      const found = await tx.credentials.findClient(tenant.id, ref, true);
+      if (!found) throw notFound('Client');
+      // Suspected leak: every earlier secret, and every token obtained with one, ends now.
+      await tx.credentials.revokeSecrets(found.id, now);
+      await this.insertNewSecret(tx, found, secret, now, principal);
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'client.secret_force_rotated',
+        target: { kind: 'client', id: found.id },
+        details: { secret_hint: secretHint(secret) },
+      });
+      return tx.credentials.getClient(found.id);
+    });
+    return { client, clientSecret: secret };
+  }
+
+  async deleteClient(caller: Caller, input: { id: string }): Promise<Client> {
+    const now = this.clock.now();
+    const { principal, tenant } = caller;
+    assertCan(principal, tenant, 'clients.delete', now);
+    const ref = parseClientRef(input.id);
+    return this.store.transaction(async (tx) => {
+      const found = await tx.credentials.findClient(tenant.id, ref, true);
+      if (!found) throw notFound('Client');
+      await tx.credentials.revokeSecrets(found.id, now);
+      await tx.credentials.revokeClient(found.id, now, principal.id);
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'client.deleted',
+        target: { kind: 'client', id: found.id },
+        details: { name: found.name },
+      });
+      return tx.credentials.getClient(found.id);
+    });
+  }
+
+  /**
+   * Client authentication for the token endpoint. Unknown client, revoked client and wrong
+   * secret all answer undefined after the same work (one digest, one query).
+   */
+  async authenticate(clientId: string, secret: string): Promise<{ clientUuid: string; clientId: string; tenantId: string; secretId: string } | undefined> {
+    const now = this.clock.now();
+    const presented = hashSecret(secret);
+    if (!plausibleSecret(secret) || clientId.length === 0 || clientId.length > 128) return undefined;
+    const client = await this.store.credentials.findAuthClient(clientId);
+    if (!client || client.environment !== this.settings.region) return undefined;
+    let match: string | undefined;
+    for (const s of client.secrets) {
+      // compare every live secret, so the time taken does not tell which one matched
+      if (secretIsLive(s, now) && digestsEqual(s.hash, presented)) match = s.id;
+    }
+    if (!match) return undefined;
+    this.lastUsed.record(match, now);
+    return { clientUuid: client.id, clientId: client.clientId, tenantId: client.tenantId, secretId: match };
+  }
+
+  private async insertNewSecret(tx: Store, client: Client, secret: string, now: Date, principal: Principal): Promise<void> {
+    await tx.credentials.insertSecret({
+      id: randomUUID(),
+      clientId: client.id,
+      tenantId: client.tenantId,
+      hash: hashSecret(secret),
+      hint: secretHint(secret),
+      createdAt: now,
+    });
+    await tx.credentials.touchClient(client.id, now, principal.id);
+  }
+
+  /** Role ids for a new client: known, assignable in this tenant, and not beyond the caller's own. */
+  private checkGrantableRoles(principal: Principal, caller: Caller, requested: string[] | null | undefined, now: Date): string[] {
+    if (requested === null || requested === undefined) return [ROLE_IDS.Analyst];
+    if (requested.length === 0) throw badInput('roles must name at least one role id (omit it for Analyst)', { field: 'roles' });
+    const roleIds = [...new Set(requested.map((r) => r.toLowerCase()))];
+    for (const id of roleIds) {
+      if (!isRoleId(id)) throw badInput(`unknown role id "${id}"`, { field: 'roles' });
+      if (VENDOR_ROLES.includes(id) && caller.tenant.id !== ROOT_TENANT_ID) {
+        throw badInput(`role "${id}" exists only in the vendor tenant`, { field: 'roles' });
+      }
+    }
+    const held = rolesIn(principal, caller.tenant, now);
+    const isAdmin = held.has(ROLE_IDS.Administrator);
+    for (const id of roleIds) {
+      const allowed = isAdmin ? TENANT_ROLES.includes(id as never) || caller.tenant.id === ROOT_TENANT_ID : held.has(id);
+      if (!allowed) throw forbidden('A client cannot be given a role its creator does not hold');
+    }
+    return roleIds;
+  }
+}

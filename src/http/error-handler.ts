@@ -1,0 +1,54 @@
+// Errors that escape a route, mapped once per transport. AppError -> its status and code;
+// Fastify's own 4xx (malformed JSON, unsupported media type, body over 1 MiB) -> that status
+// with BAD_USER_INPUT; anything else is a bug: logged, answered 500 INTERNAL with no detail.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, HTTP_STATUS, type ErrorCode } from '../errors.js';
+
+interface Mapped {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+export function mapError(err: unknown, request: FastifyRequest, reply: FastifyReply): Mapped {
+  if (err instanceof AppError) {
+    const { challenge, ...details } = err.details as { challenge?: string; retryAfter?: number };
+    const headers: Record<string, string> = {};
+    if (challenge) headers['www-authenticate'] = challenge;
+    if (err.code === 'RATE_LIMITED' && typeof details.retryAfter === 'number') headers['retry-after'] = String(details.retryAfter);
+    // a handler may have chosen a more precise status (405) before throwing
+    const status = reply.statusCode >= 400 ? reply.statusCode : HTTP_STATUS[err.code];
+    return { status, code: err.code, message: err.message, details, headers };
+  }
+  const fe = err as FastifyError;
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const message =
+      fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? 'The request body is larger than 1 MiB'
+        : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+          ? 'Unsupported Content-Type; send application/json'
+          : fe.code?.startsWith('FST_ERR_CTP') || fe.statusCode === 400
+            ? `Malformed request body: ${fe.message}`
+            : fe.message;
+    return { status: fe.statusCode, code: 'BAD_USER_INPUT', message, details: {}, headers: {} };
+  }
+  request.log.error({ err }, 'unhandled error');
+  return { status: 500, code: 'INTERNAL', message: 'Internal server error', details: {}, headers: {} };
+}
+
+/** GraphQL-shaped error body: {errors: [{message, extensions: {code}}], error: [message]}. */
+export function graphqlErrorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const m = mapError(err, request, reply);
+  return reply
+    .code(m.status)
+    .headers(m.headers)
+    .send({ errors: [{ message: m.message, extensions: { code: m.code, ...m.details } }], error: [m.message] });
+}
+
+/** Plain JSON error body for the other endpoints: {error: CODE, message}. */
+export function jsonErrorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const m = mapError(err, request, reply);
+  return reply.code(m.status).headers(m.headers).send({ error: m.code, message: m.message, ...m.details });
+}

@@ -1,0 +1,52 @@
+// The one route table: every endpoint of the service, in the order a newcomer would look for it.
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { credentialSchema } from '../graphql/credential/schema.js';
+import { GraphQLExecutor } from '../graphql/executor.js';
+import { registerMetadataRoutes } from '../oauth/metadata.js';
+import { registerTokenEndpoint } from '../oauth/token-endpoint.js';
+import type { Services } from '../services.js';
+import type { Db } from '../store/db.js';
+import type { Store } from '../store/index.js';
+import type { VersionInfo } from '../version.js';
+import { registerGraphQLRoute } from './graphql-route.js';
+import { registerHealthRoutes } from './health.js';
+import { registerMetrics, type Metrics } from './metrics.js';
+import { registerVersionRoutes } from './version.js';
+
+export interface RouteDeps {
+  config: Config;
+  db: Db;
+  store: Store;
+  clock: Clock;
+  services: Services;
+  metrics: Metrics;
+  version: VersionInfo;
+}
+
+export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
+  const { config, db, store, clock, services, metrics, version } = deps;
+
+  // GET /healthz, GET /readyz, GET /metrics
+  registerHealthRoutes(app, db);
+  registerMetrics(app, metrics);
+
+  // GET /assets/version, /auth/version, /public/version (Bearer)
+  await registerVersionRoutes(app, services, version);
+
+  // GET /.well-known/oauth-authorization-server, GET /.well-known/jwks.json
+  await registerMetadataRoutes(app, { issuer: config.baseUrl, keys: services.keys });
+
+  // POST /auth/api/v2/auth/token
+  await registerTokenEndpoint(app, { services, clock, metrics, audience: config.baseUrl });
+
+  // POST /graphql: credential interface (Bearer, X-Tenant-Context)
+  await registerGraphQLRoute(app, {
+    paths: ['/graphql'],
+    executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
+    services,
+    store,
+    clock,
+  });
+}

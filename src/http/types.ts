@@ -1,0 +1,13 @@
+// What the request-scoped plugins attach to a Fastify request.
+import type { Caller, Principal } from '../access/principal.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** set by the bearer-auth plugin */
+    principal?: Principal;
+    /** set by the tenant-context plugin */
+    caller?: Caller;
+  }
+}
+
+export {};

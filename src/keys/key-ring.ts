@@ -1,0 +1,104 @@
+// The token-signing keys: ES256 key pairs kept in the database (private halves sealed), so every
+// process on one database signs and verifies with the same keys. One key signs; every key not
+// retired verifies and is published in the JWKS. A kid this process has not seen is looked up in
+// the database (another process may have added a key), at most once a second.
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Clock } from '../clock.js';
+import type { SealedBox } from '../crypto/sealed-box.js';
+import type { Store } from '../store/index.js';
+import type { StoredSigningKey } from './store.js';
+
+export const SIGNING_ALG = 'ES256';
+const SEAL_CONTEXT = 'signing-key';
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  verifyKey: CryptoKey;
+  signKey: CryptoKey;
+  createdAt: Date;
+}
+
+export class KeyRing {
+  private keys = new Map<string, LoadedKey>();
+  private current!: LoadedKey;
+  private lastReload = 0;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly box: SealedBox,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Loads the keys, creating the first one on an empty database (once, across processes). */
+  static async open(store: Store, box: SealedBox, clock: Clock): Promise<KeyRing> {
+    const ring = new KeyRing(store, box, clock);
+    let stored = await store.keys.listKeys();
+    if (!stored.some((k) => k.retiredAt === null)) {
+      stored = await store.transaction(async (tx) => {
+        await tx.keys.lockKeys();
+        const existing = await tx.keys.listKeys();
+        if (existing.some((k) => k.retiredAt === null)) return existing;
+        await tx.keys.insertKey(await ring.newKey());
+        return tx.keys.listKeys();
+      });
+    }
+    await ring.load(stored);
+    return ring;
+  }
+
+  private async newKey(): Promise<StoredSigningKey> {
+    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(publicJwk);
+    const privateJwk = await exportJWK(privateKey);
+    return {
+      kid,
+      alg: SIGNING_ALG,
+      publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' },
+      privateJwkSealed: this.box.seal(JSON.stringify(privateJwk), `${SEAL_CONTEXT}:${kid}`),
+      createdAt: this.clock.now(),
+      retiredAt: null,
+    };
+  }
+
+  private async load(stored: StoredSigningKey[]): Promise<void> {
+    for (const k of stored) {
+      if (k.retiredAt !== null) {
+        this.keys.delete(k.kid);
+        continue;
+      }
+      if (this.keys.has(k.kid)) continue;
+      const privateJwk = JSON.parse(this.box.open(k.privateJwkSealed, `${SEAL_CONTEXT}:${k.kid}`)) as JWK;
+      this.keys.set(k.kid, {
+        kid: k.kid,
+        publicJwk: k.publicJwk as JWK,
+        verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
+        signKey: (await importJWK(privateJwk, k.alg)) as CryptoKey,
+        createdAt: k.createdAt,
+      });
+    }
+    // the newest live key signs
+    const live = [...this.keys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    if (!live[0]) throw new Error('no signing key');
+    this.current = live[0];
+  }
+
+  signingKey(): { kid: string; key: CryptoKey } {
+    return { kid: this.current.kid, key: this.current.signKey };
+  }
+
+  async verificationKey(kid: string): Promise<CryptoKey | undefined> {
+    const known = this.keys.get(kid);
+    if (known) return known.verifyKey;
+    const now = Date.now();
+    if (now - this.lastReload < 1000) return undefined;
+    this.lastReload = now;
+    await this.load(await this.store.keys.listKeys());
+    return this.keys.get(kid)?.verifyKey;
+  }
+
+  jwks(): { keys: JWK[] } {
+    return { keys: [...this.keys.values()].map((k) => k.publicJwk) };
+  }
+}

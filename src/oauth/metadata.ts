@@ -1,0 +1,33 @@
+// Discovery: authorization-server metadata (RFC 8414) and the public signing keys (JWKS).
+import type { FastifyInstance } from 'fastify';
+import type { KeyRing } from '../keys/key-ring.js';
+import { SIGNING_ALG } from '../keys/key-ring.js';
+import { GRANT_TYPES, TOKEN_PATH } from './token-endpoint.js';
+
+export const JWKS_PATH = '/.well-known/jwks.json';
+export const METADATA_PATH = '/.well-known/oauth-authorization-server';
+
+export function authorizationServerMetadata(issuer: string) {
+  return {
+    issuer,
+    token_endpoint: `${issuer}${TOKEN_PATH}`,
+    jwks_uri: `${issuer}${JWKS_PATH}`,
+    grant_types_supported: [...GRANT_TYPES],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // no authorization endpoint: this server issues tokens to clients and devices only
+    response_types_supported: [],
+    access_token_signing_alg_values_supported: [SIGNING_ALG],
+  };
+}
+
+export async function registerMetadataRoutes(app: FastifyInstance, opts: { issuer: string; keys: KeyRing }): Promise<void> {
+  const metadata = authorizationServerMetadata(opts.issuer);
+  app.get(METADATA_PATH, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return metadata;
+  });
+  app.get(JWKS_PATH, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return opts.keys.jwks();
+  });
+}

@@ -1,0 +1,92 @@
+// POST /auth/api/v2/auth/token. Steps, in order: no-store headers; parameters from a form or JSON
+// body (no repeats); grant_type present and supported; one client-authentication method; the
+// guessing throttle; client authentication; the grant. Errors follow RFC 6749 section 5.2.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Services } from '../services.js';
+import type { Metrics } from '../http/metrics.js';
+import { authenticateClient, presentedCredentials } from './client-auth.js';
+import { OAuthError, invalidRequest } from './errors.js';
+import { FailureThrottle } from './failure-throttle.js';
+import { clientCredentialsGrant } from './grants/client-credentials.js';
+import { FORM_BODY, parseForm, tokenParams } from './params.js';
+
+export const TOKEN_PATH = '/auth/api/v2/auth/token';
+export const GRANT_TYPES = ['client_credentials'] as const;
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+interface Options {
+  services: Services;
+  clock: Clock;
+  metrics: Metrics;
+  audience: string;
+}
+
+export async function registerTokenEndpoint(app: FastifyInstance, opts: Options): Promise<void> {
+  const throttle = new FailureThrottle(opts.clock);
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, { [FORM_BODY]: parseForm(body as string) });
+    });
+    scope.setErrorHandler((err, request, reply) => sendOAuthError(err, request, reply, opts.metrics));
+    scope.post(TOKEN_PATH, async (request, reply) => {
+      reply.headers(NO_STORE);
+      const params = tokenParams(request.body);
+      const grantType = params.grant_type;
+      if (grantType === undefined || grantType === '') throw invalidRequest('grant_type is required');
+      if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+        throw new OAuthError('unsupported_grant_type', `grant_type ${JSON.stringify(grantType.slice(0, 64))} is not supported`);
+      }
+      const presented = presentedCredentials(request.headers.authorization, params);
+      const throttleKey = `${presented?.clientId ?? ''}|${request.ip}`;
+      const wait = throttle.retryAfter(throttleKey);
+      if (wait > 0) {
+        throw new OAuthError('temporarily_unavailable', `too many failed attempts; retry in ${wait} seconds`, 429, {
+          'retry-after': String(wait),
+        });
+      }
+      let client;
+      try {
+        client = await authenticateClient(opts.services.credentials, presented);
+      } catch (err) {
+        if (err instanceof OAuthError && err.error === 'invalid_client') throttle.fail(throttleKey);
+        throw err;
+      }
+      throttle.succeed(throttleKey);
+      const response = await clientCredentialsGrant(opts.services.tokens, client, params, opts.audience);
+      opts.metrics.tokensIssued.inc({ grant_type: grantType });
+      return response;
+    });
+    scope.get(TOKEN_PATH, async (_request, reply) => {
+      reply.header('allow', 'POST');
+      throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
+    });
+  });
+}
+
+function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyReply, metrics: Metrics) {
+  reply.headers(NO_STORE);
+  let oauth: OAuthError;
+  if (err instanceof OAuthError) oauth = err;
+  else {
+    const fe = err as FastifyError;
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      const description =
+        fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'the request body is larger than 1 MiB'
+          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'send application/x-www-form-urlencoded or application/json'
+            : 'malformed request body';
+      oauth = new OAuthError('invalid_request', description, fe.statusCode === 413 ? 413 : 400);
+    } else {
+      request.log.error({ err }, 'token endpoint failed');
+      metrics.tokenErrors.inc({ error: 'server_error' });
+      return reply.code(500).send({ error: 'server_error', error_description: 'internal error' });
+    }
+  }
+  metrics.tokenErrors.inc({ error: oauth.error });
+  return reply
+    .code(oauth.status)
+    .headers(oauth.headers)
+    .send({ error: oauth.error, error_description: oauth.description });
+}

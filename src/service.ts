@@ -1,0 +1,64 @@
+// Composition: an open database -> migrations -> first-start bootstrap -> signing keys ->
+// services -> the app. Used by `gatehouse serve` and by the tests, so both run the same wiring.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { bootstrap, type BootstrapResult } from './bootstrap/bootstrap.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { LastUsedBuffer } from './credentials/last-used.js';
+import { SealedBox, resolveEncryptionKey } from './crypto/sealed-box.js';
+import { KeyRing } from './keys/key-ring.js';
+import { createServices, type Services } from './services.js';
+import type { Db } from './store/db.js';
+import { createStore, type Store } from './store/index.js';
+import { migrateToLatest } from './store/migrate.js';
+import { loadVersionInfo } from './version.js';
+
+export interface Service {
+  app: FastifyInstance;
+  store: Store;
+  services: Services;
+  lastUsed: LastUsedBuffer;
+  /** secrets generated at first start (undefined on later starts) */
+  bootstrapped: BootstrapResult | undefined;
+  /** stops the app, writes buffered last-used times, closes the database */
+  close(): Promise<void>;
+}
+
+export async function createService(opts: {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  clock?: Clock;
+  /** false when the caller migrated already (tests that share a migrated template) */
+  migrate?: boolean;
+  flushIntervalMs?: number | null;
+}): Promise<Service> {
+  const { config, db, logger } = opts;
+  const clock = opts.clock ?? systemClock;
+  if (opts.migrate !== false) await migrateToLatest(db.kysely);
+  const store = createStore(db.kysely, clock);
+  const bootstrapped = await bootstrap(store, config, clock);
+  const keys = await KeyRing.open(store, new SealedBox(resolveEncryptionKey(config.encryptionKey, config.dataDir)), clock);
+  const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
+  const flushMs = opts.flushIntervalMs === undefined ? config.lastUsedFlushSeconds * 1000 : opts.flushIntervalMs;
+  if (flushMs !== null) lastUsed.start(flushMs);
+  const services = createServices({ config, store, clock, keys, lastUsed });
+  const app = await buildApp({ config, db, store, clock, services, logger, version: loadVersionInfo() });
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    store,
+    services,
+    lastUsed,
+    bootstrapped,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await lastUsed.stop();
+        await db.close();
+      })()),
+  };
+}

@@ -1,0 +1,94 @@
+// Opens the database: embedded PGlite (a folder, or an in-memory copy of a data-dir image for
+// tests) or PostgreSQL (a pool). Both answer the same Kysely queries over one schema.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database } from './schema.js';
+import { acquireDataDirLock } from './data-dir-lock.js';
+
+export type Engine = 'pglite' | 'postgres';
+
+export interface Db {
+  engine: Engine;
+  kysely: Kysely<Database>;
+  /** resolves when the database answers a trivial query */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** the PGlite instance, for tests that snapshot it */
+  pglite?: PGlite;
+}
+
+export type DbOptions =
+  | { engine: 'pglite'; dataDir: string }
+  | { engine: 'pglite'; image: Blob }
+  | { engine: 'postgres'; url: string; schema?: string; poolSize?: number };
+
+// int8 comes back from pg as text; PGlite would answer numbers (losing digits beyond 2^53).
+// Both answer text: ids stay exact, and counts are converted where they are read.
+const PGLITE_PARSERS = { 20: (value: string) => value };
+
+export async function openDb(options: DbOptions): Promise<Db> {
+  if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize);
+  let pglite: PGlite;
+  let unlock = () => {};
+  if ('dataDir' in options) {
+    const dir = resolve(options.dataDir);
+    mkdirSync(dir, { recursive: true });
+    unlock = acquireDataDirLock(dir);
+    try {
+      pglite = await PGlite.create(`${dir}/pgdata`, { extensions: { pg_trgm }, parsers: PGLITE_PARSERS });
+    } catch (err) {
+      unlock();
+      throw new Error(`cannot open the embedded database in ${dir}/pgdata: ${(err as Error).message}`, { cause: err });
+    }
+  } else {
+    pglite = await PGlite.create({ loadDataDir: options.image, extensions: { pg_trgm }, parsers: PGLITE_PARSERS });
+  }
+  const kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    engine: 'pglite',
+    kysely,
+    pglite,
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: async () => {
+      await kysely.destroy();
+      if (!pglite.closed) {
+        // PGlite does not fsync on its own; a checkpoint before close leaves a clean folder.
+        await pglite.exec('checkpoint').catch(() => {});
+        await pglite.close();
+      }
+      unlock();
+    },
+  };
+}
+
+async function openPostgres(url: string, schema: string | undefined, poolSize = 10): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // fail fast when the server is unreachable instead of hanging requests
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30000,
+    statement_timeout: 30000,
+    ...(schema ? { options: `-c search_path=${schema},public` } : {}),
+  });
+  // an idle client that loses its connection emits 'error'; the pool replaces it
+  pool.on('error', () => {});
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    engine: 'postgres',
+    kysely,
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: async () => {
+      await kysely.destroy();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// The one persister: every capability's store interface, on one Kysely instance. A transaction
+// hands the use case the same set of stores bound to one database transaction.
+import type { Kysely } from 'kysely';
+import type { PrincipalStore } from '../access/store.js';
+import type { AuditStore } from '../audit/store.js';
+import type { Clock } from '../clock.js';
+import type { CredentialStore } from '../credentials/store.js';
+import type { KeyStore } from '../keys/store.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { UserStore } from '../users/store.js';
+import { auditStore } from './audit.js';
+import { credentialStore } from './credentials.js';
+import { keyStore } from './keys.js';
+import { principalStore } from './principals.js';
+import type { Database } from './schema.js';
+import { tenantStore } from './tenants.js';
+import { userStore } from './users.js';
+
+export interface Store {
+  tenants: TenantStore;
+  credentials: CredentialStore;
+  principals: PrincipalStore;
+  users: UserStore;
+  audit: AuditStore;
+  keys: KeyStore;
+  /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+}
+
+export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = false): Store {
+  const store: Store = {
+    tenants: tenantStore(db),
+    credentials: credentialStore(db, clock),
+    principals: principalStore(db),
+    users: userStore(db),
+    audit: auditStore(db),
+    keys: keyStore(db),
+    transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),
+  };
+  return store;
+}

@@ -1,0 +1,7 @@
+// The ordered list of migrations. Names sort by time; the Migrator applies the missing ones.
+import type { Migration } from 'kysely';
+import { foundation } from './20261122T0900-foundation.js';
+
+export const migrations: Record<string, Migration> = {
+  '20261122T0900-foundation': foundation,
+};

@@ -1,0 +1,51 @@
+// PrincipalStore on Kysely: one round trip for the principal, one for its roles.
+import type { Kysely } from 'kysely';
+import type { Principal, RoleAssignment } from '../access/principal.js';
+import type { PrincipalStore } from '../access/store.js';
+import type { Database } from './schema.js';
+
+export function principalStore(db: Kysely<Database>): PrincipalStore {
+  async function assignments(principalId: string): Promise<RoleAssignment[]> {
+    const rows = await db
+      .selectFrom('role_assignments')
+      .select(['id', 'tenant_id', 'role_id', 'expires_at'])
+      .where('principal_id', '=', principalId)
+      .execute();
+    return rows.map((r) => ({ id: r.id, tenantId: String(r.tenant_id), roleId: r.role_id, expiresAt: r.expires_at }));
+  }
+
+  return {
+    async findClientPrincipal(clientUuid, secretId) {
+      const row = await db
+        .selectFrom('clients as c')
+        .innerJoin('client_secrets as s', 's.client_id', 'c.id')
+        .select(['c.id', 'c.tenant_id', 'c.client_id'])
+        .where('c.id', '=', clientUuid)
+        .where('s.id', '=', secretId)
+        .where('c.revoked_at', 'is', null)
+        .where('s.revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const principal: Principal = {
+        kind: 'client',
+        id: row.id,
+        tenantId: String(row.tenant_id),
+        clientId: row.client_id,
+        secretId,
+        assignments: await assignments(row.id),
+      };
+      return principal;
+    },
+
+    async findUserPrincipal(userId) {
+      const row = await db
+        .selectFrom('users')
+        .select(['id', 'tenant_id'])
+        .where('id', '=', userId)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return { kind: 'user', id: row.id, tenantId: String(row.tenant_id), assignments: await assignments(row.id) };
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// Row types of the database, as Kysely sees them. Only the store layer imports these; the rest of
+// the code works with the domain types of each capability.
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** int8 (tenant ids): text on both engines, so ids beyond 2^53 keep every digit (see db.ts) */
+type Int8 = ColumnType<string, string, string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface TenantsTable {
+  id: ColumnType<string, string | undefined, never>;
+  parent_id: Int8 | null;
+  /** materialized ancestry, root first, each id followed by '.', e.g. '1.5.23.' */
+  path: string;
+  depth: number;
+  name: string;
+  name_normalized: string;
+  is_partner: Generated<boolean>;
+  domain: string | null;
+  domain_normalized: string | null;
+  description: string | null;
+  allow_response_actions: Generated<boolean>;
+  actions_approver: string | null;
+  support_enabled: Generated<boolean>;
+  support_expires_at: NullableTimestamp;
+  support_reason: string | null;
+  expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  tenant_id: Int8;
+  email: string;
+  email_normalized: string;
+  password_hash: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  disabled_at: NullableTimestamp;
+}
+
+export interface ClientsTable {
+  id: string;
+  tenant_id: Int8;
+  client_id: string;
+  name: string;
+  environment: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  created_by: string | null;
+  updated_by: string | null;
+  revoked_at: NullableTimestamp;
+  revoked_by: string | null;
+}
+
+export interface ClientSecretsTable {
+  id: string;
+  client_id: string;
+  tenant_id: Int8;
+  /** SHA-256 of the secret */
+  secret_hash: Uint8Array;
+  /** non-secret reminder: prefix and last four characters */
+  hint: string;
+  created_at: Timestamp;
+  /** end of a rotation grace period; null while the secret is current */
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface RoleAssignmentsTable {
+  id: string;
+  tenant_id: Int8;
+  principal_kind: 'client' | 'user';
+  principal_id: string;
+  role_id: string;
+  expires_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface ClientCreationsTable {
+  tenant_id: Int8;
+  client_id: string;
+  created_at: Timestamp;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: Json<Record<string, unknown>>;
+  /** private JWK, sealed with the service encryption key (see crypto/sealed-box.ts) */
+  private_jwk_sealed: string;
+  created_at: Timestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  occurred_at: Timestamp;
+  tenant_id: Int8;
+  actor_kind: string;
+  actor_id: string;
+  action: string;
+  target_kind: string;
+  target_id: string;
+  details: Json<Record<string, unknown>>;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  users: UsersTable;
+  clients: ClientsTable;
+  client_secrets: ClientSecretsTable;
+  role_assignments: RoleAssignmentsTable;
+  client_creations: ClientCreationsTable;
+  signing_keys: SigningKeysTable;
+  audit_events: AuditEventsTable;
+}

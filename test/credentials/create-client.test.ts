@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
+
+for (const engine of engines()) {
+  describe(`createClient (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    it('creates an Analyst client by default and returns its secret once', async () => {
+      const res = await t.gql(
+        await t.rootToken(),
+        `mutation { createClient(name: "reporting") {
+          client { id name client_id roles tenant_id environment created_at updated_at created_by updated_by
+                   role_assignments { id tenant_id role_id role_name expires_at } secrets { hint expires_at } }
+          client_secret } }`,
+      );
+      assert.equal(res.status, 200);
+      const { client, client_secret } = res.body.data.createClient;
+      assert.match(client.id, /^[0-9a-f-]{36}$/);
+      assert.match(client.client_id, /^[0-9a-f]{32}$/);
+      assert.match(client_secret, /^gatehouse_cs_[0-9A-Za-z]{49}$/);
+      assert.deepEqual(client.roles, ['Analyst']);
+      assert.equal(client.tenant_id, '1');
+      assert.equal(client.environment, 'us1');
+      assert.equal(client.created_at, t.clock.now().toISOString());
+      assert.equal(client.role_assignments.length, 1);
+      assert.deepEqual(
+        { ...client.role_assignments[0], id: undefined },
+        { id: undefined, tenant_id: '1', role_id: ROLE_IDS.Analyst, role_name: 'Analyst', expires_at: null },
+      );
+      assert.equal(client.secrets.length, 1);
+      assert.equal(client.secrets[0].hint, `gatehouse_cs_…${client_secret.slice(-4)}`);
+      // the secret works, and is never readable again
+      assert.ok(await t.token(client.client_id, client_secret));
+      const list = await t.gql(await t.rootToken(), `{ clients(name: "reporting") { client_id secrets { hint } } }`);
+      assert.ok(!list.text.includes(client_secret));
+    });
+
+    it('assigns the roles given by id', async () => {
+      const c = await createClient(t, await t.rootToken(), 'privileged', { roles: [ROLE_IDS.Administrator, ROLE_IDS.Auditor] });
+      const res = await t.gql(await t.rootToken(), `{ clients(clientIDs: ["${c.clientId}"]) { roles role_assignments { role_id } } }`);
+      assert.deepEqual(res.body.data.clients[0].roles.sort(), ['Administrator', 'Auditor']);
+    });
+
+    it('rejects an unknown role id with BAD_USER_INPUT and writes nothing', async () => {
+      const before = await rowCounts(t);
+      const res = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'x-unknown-role', roles: ['00000000-0000-4000-8000-000000000000'] });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.createClient, null);
+      assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      assert.match(res.body.errors[0].message, /unknown role id/);
+      assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('rejects an empty or over-long name and an empty role list', async () => {
+      const before = await rowCounts(t);
+      for (const variables of [{ name: '   ' }, { name: 'x'.repeat(201) }, { name: 'ok-name', roles: [] }, { name: 'bad\u0007bell' }]) {
+        const res = await t.gql(await t.rootToken(), CREATE_CLIENT, variables);
+        assert.equal(res.body.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', JSON.stringify(variables));
+      }
+      assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('answers a duplicate name with CONFLICT "Existing client in tenant" (and error: [...])', async () => {
+      await createClient(t, await t.rootToken(), 'duplicate-me');
+      const before = await rowCounts(t);
+      const res = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'duplicate-me' });
+      assert.equal(res.body.errors[0].extensions.code, 'CONFLICT');
+      assert.equal(res.body.errors[0].message, 'Existing client in tenant');
+      assert.deepEqual(res.body.error, ['Existing client in tenant']);
+      assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('lets the same name exist in two tenants', async () => {
+      const tenant = await seedTenant(t, '1');
+      await createClient(t, await t.rootToken(), 'shared-name');
+      const other = await createClient(t, await t.rootToken(), 'shared-name', { tenant });
+      assert.equal(other.tenantId, tenant);
+    });
+
+    it('of two concurrent creates with one name, exactly one succeeds', async () => {
+      const tenant = await seedTenant(t, '1');
+      const token = await t.rootToken();
+      const results = await Promise.all([1, 2, 3].map(() => t.gql(token, CREATE_CLIENT, { name: 'race' }, { tenant })));
+      const ok = results.filter((r) => r.body.data?.createClient);
+      const conflicts = results.filter((r) => r.body.errors?.[0]?.extensions.code === 'CONFLICT');
+      assert.equal(ok.length, 1);
+      assert.equal(conflicts.length, 2);
+      const rows = await t.db.kysely.selectFrom('clients').select('id').where('tenant_id', '=', tenant).execute();
+      assert.equal(rows.length, 1);
+    });
+
+    it('lets Analysts and Administrators create, and refuses Responders and Auditors', async () => {
+      const tenant = await seedTenant(t, '1');
+      const analyst = await clientWithRoles(t, tenant, [ROLE_IDS.Analyst]);
+      const admin = await clientWithRoles(t, tenant, [ROLE_IDS.Administrator]);
+      assert.ok((await t.gql(analyst.token, CREATE_CLIENT, { name: 'by-analyst' })).body.data.createClient);
+      assert.ok((await t.gql(admin.token, CREATE_CLIENT, { name: 'by-admin' })).body.data.createClient);
+      for (const role of [ROLE_IDS.Responder, ROLE_IDS.Auditor]) {
+        const weak = await clientWithRoles(t, tenant, [role]);
+        const before = await rowCounts(t);
+        const res = await t.gql(weak.token, CREATE_CLIENT, { name: `by-${role}` });
+        assert.equal(res.body.errors[0].extensions.code, 'FORBIDDEN');
+        assert.deepEqual(await rowCounts(t), before);
+      }
+    });
+
+    it('never grants a role the creator does not hold', async () => {
+      const tenant = await seedTenant(t, '1');
+      const analyst = await clientWithRoles(t, tenant, [ROLE_IDS.Analyst]);
+      const res = await t.gql(analyst.token, CREATE_CLIENT, { name: 'escalate', roles: [ROLE_IDS.Administrator] });
+      assert.equal(res.body.errors[0].extensions.code, 'FORBIDDEN');
+      // vendor roles exist only in tenant 1
+      const ops = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'ops-outside-root', roles: [ROLE_IDS.Operations] }, { tenant });
+      assert.equal(ops.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+    });
+
+    it('a partner Administrator creates clients in a child tenant through X-Tenant-Context', async () => {
+      const partner = await seedTenant(t, '1', { isPartner: true });
+      const child = await seedTenant(t, partner);
+      const admin = await clientWithRoles(t, partner, [ROLE_IDS.Administrator]);
+      const res = await t.gql(admin.token, CREATE_CLIENT, { name: 'child-client' }, { tenant: child });
+      assert.equal(res.body.data.createClient.client.tenant_id, child);
+    });
+
+    describe('rate limit', () => {
+      it('allows GATEHOUSE_CLIENT_CREATE_LIMIT creations per tenant per rolling hour, then RATE_LIMITED with Retry-After', async () => {
+        const tenant = await seedTenant(t, '1');
+        const other = await seedTenant(t, '1');
+        const token = await t.rootToken();
+        const start = t.clock.now();
+        for (let i = 0; i < 10; i++) {
+          const res = await t.gql(token, CREATE_CLIENT, { name: `limited-${i}` }, { tenant });
+          assert.ok(res.body.data.createClient, res.text);
+          t.clock.advance(60_000); // one a minute
+        }
+        const before = await rowCounts(t);
+        const res = await t.gql(token, CREATE_CLIENT, { name: 'limited-10' }, { tenant });
+        assert.equal(res.body.errors[0].extensions.code, 'RATE_LIMITED');
+        // the oldest creation leaves the window one hour after it happened
+        const expected = Math.ceil((start.getTime() + 3600_000 - t.clock.now().getTime()) / 1000);
+        assert.equal(res.body.errors[0].extensions.retryAfter, expected);
+        assert.equal(res.headers['retry-after'], String(expected));
+        assert.deepEqual(await rowCounts(t), before);
+        // another tenant is not affected
+        assert.ok((await t.gql(token, CREATE_CLIENT, { name: 'unaffected' }, { tenant: other })).body.data.createClient);
+        // the window rolls: after the oldest leaves, one more fits
+        t.clock.advance(expected * 1000);
+        assert.ok((await t.gql(token, CREATE_CLIENT, { name: 'limited-10' }, { tenant })).body.data.createClient);
+        assert.equal((await t.gql(token, CREATE_CLIENT, { name: 'limited-11' }, { tenant })).body.errors[0].extensions.code, 'RATE_LIMITED');
+      });
+
+      it('counts deleted clients: deleting does not give the budget back', async () => {
+        const tenant = await seedTenant(t, '1');
+        const token = await t.rootToken();
+        for (let i = 0; i < 10; i++) {
+          const c = await createClient(t, token, `churn-${i}`, { tenant });
+          await t.gql(token, `mutation($id: ID!) { deleteClient(id: $id) { id } }`, { id: c.id }, { tenant });
+        }
+        const res = await t.gql(token, CREATE_CLIENT, { name: 'churn-10' }, { tenant });
+        assert.equal(res.body.errors[0].extensions.code, 'RATE_LIMITED');
+      });
+
+      it('is exact under concurrency: of 20 simultaneous creates, exactly 10 succeed', async () => {
+        const tenant = await seedTenant(t, '1');
+        const token = await t.rootToken();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => t.gql(token, CREATE_CLIENT, { name: `burst-${i}` }, { tenant })),
+        );
+        const ok = results.filter((r) => r.body.data?.createClient).length;
+        const limited = results.filter((r) => r.body.errors?.[0]?.extensions.code === 'RATE_LIMITED').length;
+        assert.equal(ok, 10);
+        assert.equal(limited, 10);
+        const rows = await t.db.kysely.selectFrom('clients').select('id').where('tenant_id', '=', tenant).execute();
+        assert.equal(rows.length, 10);
+      });
+
+      it('counts aliased creates in one document one by one', async () => {
+        const tenant = await seedTenant(t, '1');
+        const doc = `mutation { ${Array.from({ length: 11 }, (_, i) => `c${i}: createClient(name: "alias-${i}") { client { id } }`).join(' ')} }`;
+        const res = await t.gql(await t.rootToken(), doc, undefined, { tenant });
+        const created = Object.values(res.body.data).filter(Boolean).length;
+        assert.equal(created, 10);
+        assert.equal(res.body.errors.length, 1);
+        assert.equal(res.body.errors[0].extensions.code, 'RATE_LIMITED');
+      });
+    });
+  });
+}

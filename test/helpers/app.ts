@@ -1,0 +1,119 @@
+// A running service on a fresh database, driven through app.inject(): the same wiring as
+// `gatehouse serve` (src/service.ts), with a hand-moved clock and captured logs.
+import { Writable } from 'node:stream';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createService, type Service } from '../../src/service.js';
+import type { Db, Engine } from '../../src/store/db.js';
+import { openTestDb } from './db.js';
+
+export const TEST_BASE_URL = 'http://gatehouse.test';
+export const ROOT_CLIENT_ID = 'root-admin';
+export const ROOT_CLIENT_SECRET = 'gatehouse_test_root_secret_0123456789abcdefghij';
+export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+export interface TestApp {
+  engine: Engine;
+  config: Config;
+  db: Db;
+  service: Service;
+  clock: ManualClock;
+  /** every log line the app wrote */
+  logs: string[];
+  /** POST the token endpoint with HTTP Basic and a JSON body; the parsed response */
+  tokenResponse(clientId: string, secret: string): Promise<Response>;
+  /** an access token for the client, failing the test if none is issued */
+  token(clientId: string, secret: string): Promise<string>;
+  /** the bootstrap Administrator's token (tenant 1) */
+  rootToken(): Promise<string>;
+  /** POST a GraphQL document to a path (default /graphql) */
+  gql(token: string | undefined, query: string, variables?: Record<string, unknown>, opts?: { tenant?: string; path?: string; headers?: Record<string, string> }): Promise<Response>;
+  request(opts: { method: string; url: string; headers?: Record<string, string>; payload?: string | object | Buffer }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(opts: { engine: Engine; env?: Record<string, string>; clock?: ManualClock; db?: Db }): Promise<TestApp> {
+  const config = loadConfig({
+    GATEHOUSE_BASE_URL: TEST_BASE_URL,
+    GATEHOUSE_BOOTSTRAP_CLIENT_ID: ROOT_CLIENT_ID,
+    GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: ROOT_CLIENT_SECRET,
+    GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: 'test-admin-password-1',
+    GATEHOUSE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    GATEHOUSE_DATA_DIR: '/nonexistent/gatehouse-test',
+    LOG_LEVEL: 'debug',
+    ...opts.env,
+  });
+  const clock = opts.clock ?? new ManualClock(new Date('2026-11-22T10:00:00.000Z'));
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const db = opts.db ?? (await openTestDb(opts.engine));
+  const service = await createService({ config, db, logger: createLogger('debug', sink), clock, migrate: false, flushIntervalMs: null });
+
+  const request: TestApp['request'] = async ({ method, url, headers, payload }) => {
+    const res = await service.app.inject({ method: method as 'GET', url, headers, payload });
+    let body: unknown;
+    try {
+      body = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers as Response['headers'], body, text: res.body };
+  };
+
+  const tokenResponse: TestApp['tokenResponse'] = (clientId, secret) =>
+    request({
+      method: 'POST',
+      url: '/auth/api/v2/auth/token',
+      headers: {
+        authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64'),
+        'content-type': 'application/json',
+      },
+      payload: { grant_type: 'client_credentials' },
+    });
+
+  const token: TestApp['token'] = async (clientId, secret) => {
+    const res = await tokenResponse(clientId, secret);
+    if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
+    return res.body.access_token as string;
+  };
+
+  let rootToken: string | undefined;
+  return {
+    engine: opts.engine,
+    config,
+    db,
+    service,
+    clock,
+    logs,
+    request,
+    tokenResponse,
+    token,
+    rootToken: async () => (rootToken ??= await token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET)),
+    gql: (tok, query, variables, o = {}) =>
+      request({
+        method: 'POST',
+        url: o.path ?? '/graphql',
+        headers: {
+          'content-type': 'application/json',
+          ...(tok ? { authorization: `Bearer ${tok}` } : {}),
+          ...(o.tenant ? { 'x-tenant-context': o.tenant } : {}),
+          ...o.headers,
+        },
+        payload: { query, ...(variables ? { variables } : {}) },
+      }),
+    close: () => service.close(),
+  };
+}
