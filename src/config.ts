@@ -44,6 +44,8 @@ export interface Config {
   graphqlIntrospection: boolean;
   /** seconds between flushes of buffered last-used times to the database */
   lastUsedFlushSeconds: number;
+  /** seconds between runs of the tenant-expiry job */
+  expiryCheckSeconds: number;
   /** pino level */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -101,6 +103,7 @@ export const KNOWN_VARIABLES = [
   'GATEHOUSE_ENCRYPTION_KEY',
   'GATEHOUSE_GRAPHQL_INTROSPECTION',
   'GATEHOUSE_LAST_USED_FLUSH_SECONDS',
+  'GATEHOUSE_EXPIRY_CHECK_SECONDS',
   'LOG_LEVEL',
 ] as const;
 
@@ -206,6 +209,7 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
     encryptionKey,
     graphqlIntrospection: bool('GATEHOUSE_GRAPHQL_INTROSPECTION', false),
     lastUsedFlushSeconds: int('GATEHOUSE_LAST_USED_FLUSH_SECONDS', 30, 1, 3600),
+    expiryCheckSeconds: int('GATEHOUSE_EXPIRY_CHECK_SECONDS', 600, 10, 86400),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

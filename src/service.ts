@@ -13,6 +13,7 @@ import { createServices, type Services } from './services.js';
 import type { Db } from './store/db.js';
 import { createStore, type Store } from './store/index.js';
 import { migrateToLatest } from './store/migrate.js';
+import { disableExpiredTenants, scheduleExpiry } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
 
 export interface Service {
@@ -34,6 +35,8 @@ export async function createService(opts: {
   /** false when the caller migrated already (tests that share a migrated template) */
   migrate?: boolean;
   flushIntervalMs?: number | null;
+  /** null: no background expiry job (tests run it by hand) */
+  expiryIntervalMs?: number | null;
 }): Promise<Service> {
   const { config, db, logger } = opts;
   const clock = opts.clock ?? systemClock;
@@ -46,6 +49,18 @@ export async function createService(opts: {
   if (flushMs !== null) lastUsed.start(flushMs);
   const services = createServices({ config, store, clock, keys, lastUsed });
   const app = await buildApp({ config, db, store, clock, services, logger, version: loadVersionInfo() });
+  const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
+  const stopExpiry =
+    expiryMs === null
+      ? () => Promise.resolve()
+      : scheduleExpiry(
+          async () => {
+            const disabled = await disableExpiredTenants(store, clock, config.expiryGraceDays);
+            if (disabled.length) logger.info({ tenants: disabled }, 'disabled expired tenants');
+          },
+          expiryMs,
+          (err) => logger.error({ err }, 'tenant expiry job failed'),
+        );
 
   let closing: Promise<void> | undefined;
   return {
@@ -57,6 +72,7 @@ export async function createService(opts: {
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await stopExpiry();
         await lastUsed.stop();
         await db.close();
       })()),

@@ -36,7 +36,17 @@ export type Permission =
   | 'clients.create'
   | 'clients.rotate'
   | 'clients.forceRotate'
-  | 'clients.delete';
+  | 'clients.delete'
+  | 'tenants.read'
+  | 'tenants.create'
+  | 'tenants.createPartner'
+  | 'tenants.edit'
+  | 'tenants.manage'
+  | 'tenants.support'
+  | 'labels.write'
+  | 'labels.writeRestricted'
+  | 'subscriptions.read'
+  | 'subscriptions.manage';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -47,6 +57,24 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'clients.rotate': [Administrator, Analyst],
   'clients.forceRotate': [Administrator, Operations],
   'clients.delete': [Administrator, Analyst, Operations],
+  'tenants.read': [Administrator, Analyst, Responder, Auditor, Operations, Support],
+  /** checked in the parent partner */
+  'tenants.create': [Administrator, Operations],
+  /** creating a partner: Administrators only (CONTRACT.md) */
+  'tenants.createPartner': [Administrator],
+  /** name, domain, description, response-action settings: in the tenant itself or above */
+  'tenants.edit': [Administrator, Operations],
+  /** environments, disable, expiry: checked in the parent, so a tenant cannot lift its own limits */
+  'tenants.manage': [Administrator, Operations],
+  /** support access is the tenant's consent: its own or its partners' Administrators, never vendor staff */
+  'tenants.support': [Administrator],
+  /** checked in the partner that owns the label */
+  'labels.write': [Administrator, Operations],
+  /** restricted labels: vendor staff only (checked in tenant 1) */
+  'labels.writeRestricted': [Administrator, Operations],
+  'subscriptions.read': [Administrator, Analyst, Responder, Auditor, Operations],
+  /** services, partner subscriptions and their assignment: checked in the owning partner */
+  'subscriptions.manage': [Administrator, Operations],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -55,4 +83,14 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'clients.rotate': 'rotate client secrets',
   'clients.forceRotate': 'force-rotate client secrets',
   'clients.delete': 'delete API clients',
+  'tenants.read': 'read tenants',
+  'tenants.create': 'create tenants under this partner',
+  'tenants.createPartner': 'create partner tenants',
+  'tenants.edit': 'edit this tenant',
+  'tenants.manage': 'change environments, disabling or expiry of this tenant (its partner decides)',
+  'tenants.support': 'grant or withdraw vendor support access',
+  'labels.write': 'manage labels owned by this partner',
+  'labels.writeRestricted': 'create restricted labels',
+  'subscriptions.read': 'read partner subscriptions',
+  'subscriptions.manage': 'manage services and partner subscriptions of this partner',
 };

@@ -31,6 +31,7 @@ e.g. --port 9000 (PORT), --database-url URL (DATABASE_URL), --data-dir DIR (GATE
   GATEHOUSE_ENCRYPTION_KEY          32-byte key (hex or base64) sealing signing keys (key file in the data folder)
   GATEHOUSE_GRAPHQL_INTROSPECTION   answer introspection queries (false)
   GATEHOUSE_LAST_USED_FLUSH_SECONDS how often last-used times are written (30)
+  GATEHOUSE_EXPIRY_CHECK_SECONDS    how often expired tenants are looked for (600)
   LOG_LEVEL                         fatal error warn info debug trace silent (info)
 `;
 

@@ -57,7 +57,16 @@ async function handle(request: FastifyRequest, reply: FastifyReply, opts: Option
     return reply.code(400).send({ errors, error: errors.map((e) => e.message) });
   }
 
-  const context: GraphQLContext = { caller: request.caller!, services: opts.services, log: request.log };
+  const caller = request.caller!;
+  let loaders: GraphQLContext['loaders'] | undefined;
+  const context: GraphQLContext = {
+    caller,
+    services: opts.services,
+    log: request.log,
+    get loaders() {
+      return (loaders ??= opts.services.loaders(caller));
+    },
+  };
   const result = await opts.executor.execute({
     document: prepared.document,
     variables: (variables as Record<string, unknown> | null) ?? undefined,

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { credentialSchema } from '../graphql/credential/schema.js';
 import { GraphQLExecutor } from '../graphql/executor.js';
+import { tenantSchema } from '../graphql/tenant/schema.js';
 import { registerMetadataRoutes } from '../oauth/metadata.js';
 import { registerTokenEndpoint } from '../oauth/token-endpoint.js';
 import type { Services } from '../services.js';
@@ -45,6 +46,15 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await registerGraphQLRoute(app, {
     paths: ['/graphql'],
     executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
+    services,
+    store,
+    clock,
+  });
+
+  // POST /public/query (also /query, /public-test/query): tenant interface (Bearer)
+  await registerGraphQLRoute(app, {
+    paths: ['/public/query', '/query', '/public-test/query'],
+    executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
     services,
     store,
     clock,

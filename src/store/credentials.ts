@@ -188,8 +188,11 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
         .selectFrom('clients as c')
         .leftJoin('client_secrets as s', (j) => j.onRef('s.client_id', '=', 'c.id').on('s.revoked_at', 'is', null))
         .select(['c.id', 'c.tenant_id', 'c.client_id', 'c.environment', 's.id as secret_id', 's.secret_hash', 's.expires_at', 's.revoked_at'])
+        .innerJoin('tenants as t', 't.id', 'c.tenant_id')
         .where('c.client_id', '=', clientId)
         .where('c.revoked_at', 'is', null)
+        // a disabled tenant's clients obtain no tokens
+        .where('t.enabled', '=', true)
         .execute();
       const first = rows[0];
       if (!first) return undefined;

@@ -31,7 +31,7 @@ export function acquireDataDirLock(dir: string): () => void {
       const pid = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isRunning(pid)) {
         throw new Error(
-          `the embedded database in ${dir} is in use by process ${pid}; stop it, or use DATABASE_URL for several processes`,
+          `the embedded database in ${dir} is in use by process ${pid} (lock file ${file}); stop it, or use DATABASE_URL for several processes`,
         );
       }
       rmSync(file, { force: true });

@@ -6,11 +6,15 @@ import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import type { CredentialStore } from '../credentials/store.js';
 import type { KeyStore } from '../keys/store.js';
+import type { LabelStore } from '../labels/store.js';
+import type { SubscriptionStore } from '../subscriptions/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { UserStore } from '../users/store.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
+import { labelStore } from './labels.js';
+import { subscriptionStore } from './subscriptions.js';
 import { principalStore } from './principals.js';
 import type { Database } from './schema.js';
 import { tenantStore } from './tenants.js';
@@ -18,6 +22,8 @@ import { userStore } from './users.js';
 
 export interface Store {
   tenants: TenantStore;
+  labels: LabelStore;
+  subscriptions: SubscriptionStore;
   credentials: CredentialStore;
   principals: PrincipalStore;
   users: UserStore;
@@ -30,6 +36,8 @@ export interface Store {
 export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = false): Store {
   const store: Store = {
     tenants: tenantStore(db),
+    labels: labelStore(db),
+    subscriptions: subscriptionStore(db),
     credentials: credentialStore(db, clock),
     principals: principalStore(db),
     users: userStore(db),

@@ -19,11 +19,14 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
       const row = await db
         .selectFrom('clients as c')
         .innerJoin('client_secrets as s', 's.client_id', 'c.id')
+        .innerJoin('tenants as t', 't.id', 'c.tenant_id')
         .select(['c.id', 'c.tenant_id', 'c.client_id'])
         .where('c.id', '=', clientUuid)
         .where('s.id', '=', secretId)
         .where('c.revoked_at', 'is', null)
         .where('s.revoked_at', 'is', null)
+        // the tokens of a disabled tenant's principals stop working with it
+        .where('t.enabled', '=', true)
         .executeTakeFirst();
       if (!row) return undefined;
       const principal: Principal = {
@@ -39,10 +42,12 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
 
     async findUserPrincipal(userId) {
       const row = await db
-        .selectFrom('users')
-        .select(['id', 'tenant_id'])
-        .where('id', '=', userId)
-        .where('disabled_at', 'is', null)
+        .selectFrom('users as u')
+        .innerJoin('tenants as t', 't.id', 'u.tenant_id')
+        .select(['u.id', 'u.tenant_id'])
+        .where('u.id', '=', userId)
+        .where('u.disabled_at', 'is', null)
+        .where('t.enabled', '=', true)
         .executeTakeFirst();
       if (!row) return undefined;
       return { kind: 'user', id: row.id, tenantId: String(row.tenant_id), assignments: await assignments(row.id) };

@@ -28,6 +28,57 @@ export interface TenantsTable {
   expires_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** enabled in at least one environment (kept with the environments, in one transaction) */
+  enabled: Generated<boolean>;
+}
+
+export interface TenantEnvironmentsTable {
+  id: string;
+  tenant_id: Int8;
+  name: string;
+  enabled: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TenantLabelsTable {
+  id: string;
+  tenant_id: Int8;
+  name: string;
+  name_normalized: string;
+  value: string | null;
+  owner_partner_tenant_id: Int8;
+  restricted: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ServicesTable {
+  id: string;
+  owner_tenant_id: Int8;
+  name: string;
+  description: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PartnerSubscriptionsTable {
+  id: string;
+  partner_tenant_id: Int8;
+  service_id: string;
+  name: string;
+  name_normalized: string;
+  description: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface TenantSubscriptionsTable {
+  tenant_id: Int8;
+  subscription_id: string;
+  assigned_at: Timestamp;
+  assigned_by: string;
 }
 
 export interface UsersTable {
@@ -110,6 +161,11 @@ export interface AuditEventsTable {
 
 export interface Database {
   tenants: TenantsTable;
+  tenant_environments: TenantEnvironmentsTable;
+  tenant_labels: TenantLabelsTable;
+  services: ServicesTable;
+  partner_subscriptions: PartnerSubscriptionsTable;
+  tenant_subscriptions: TenantSubscriptionsTable;
   users: UsersTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;

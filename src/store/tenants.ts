@@ -1,33 +1,194 @@
-// TenantStore on Kysely (both engines).
-import { sql, type Kysely } from 'kysely';
+// TenantStore on Kysely (both engines), including the tenants search. Visibility is applied in
+// one place (visibleTo) under every query that lists tenants, so no query can forget it.
+import { randomUUID } from 'node:crypto';
+import { sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { TenantScope } from '../access/principal.js';
-import type { TenantStore } from '../tenants/store.js';
+import type { Environment, Tenant, TenantSearch, Visibility } from '../tenants/model.js';
+import type { SearchWindow, TenantStore } from '../tenants/store.js';
 import type { Database } from './schema.js';
 
-const scopeColumns = ['id', 'path', 'support_enabled', 'support_expires_at'] as const;
+type EB = ExpressionBuilder<Database, 'tenants'>;
+
+const columns = [
+  'tenants.id',
+  'tenants.parent_id',
+  'tenants.path',
+  'tenants.name',
+  'tenants.name_normalized',
+  'tenants.is_partner',
+  'tenants.domain',
+  'tenants.domain_normalized',
+  'tenants.description',
+  'tenants.allow_response_actions',
+  'tenants.actions_approver',
+  'tenants.support_enabled',
+  'tenants.support_expires_at',
+  'tenants.support_reason',
+  'tenants.expires_at',
+  'tenants.enabled',
+  'tenants.created_at',
+  'tenants.updated_at',
+] as const;
+
+function toTenant(r: {
+  id: string;
+  parent_id: string | null;
+  path: string;
+  name: string;
+  name_normalized: string;
+  is_partner: boolean;
+  domain: string | null;
+  domain_normalized: string | null;
+  description: string | null;
+  allow_response_actions: boolean;
+  actions_approver: string | null;
+  support_enabled: boolean;
+  support_expires_at: Date | null;
+  support_reason: string | null;
+  expires_at: Date | null;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}): Tenant {
+  return {
+    id: String(r.id),
+    parentId: r.parent_id === null ? null : String(r.parent_id),
+    path: r.path,
+    name: r.name,
+    nameNormalized: r.name_normalized,
+    isPartner: r.is_partner,
+    domain: r.domain,
+    domainNormalized: r.domain_normalized,
+    description: r.description,
+    allowResponseActions: r.allow_response_actions,
+    actionsApprover: r.actions_approver,
+    supportEnabled: r.support_enabled,
+    supportExpiresAt: r.support_expires_at,
+    supportReason: r.support_reason,
+    expiresAt: r.expires_at,
+    enabled: r.enabled,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
 
 function toScope(r: { id: string; path: string; support_enabled: boolean; support_expires_at: Date | null }): TenantScope {
   return { id: String(r.id), path: r.path, supportEnabled: r.support_enabled, supportExpiresAt: r.support_expires_at };
 }
 
+const supportActive = (eb: EB, now: Date) =>
+  eb.and([eb('tenants.support_enabled', '=', true), eb.or([eb('tenants.support_expires_at', 'is', null), eb('tenants.support_expires_at', '>', now)])]);
+
+const inSubtree = (eb: EB, path: string) => eb('tenants.path', 'like', `${path}%`);
+
+/** The visibility predicate: own tenant, subtrees of role-holding tenants, support-enabled tenants. */
+function visibleTo(eb: EB, v: Visibility, now: Date): Expression<SqlBool> {
+  if (v.kind === 'all') return sql<boolean>`true`;
+  const ors: Expression<SqlBool>[] = [eb('tenants.id', '=', v.homeId), ...v.subtreePaths.map((p) => inSubtree(eb, p))];
+  if (v.supportEnabled) ors.push(supportActive(eb, now));
+  return eb.or(ors);
+}
+
+const likeOrEqual = (eb: EB, column: 'tenants.name_normalized', m: { pattern: string; wildcard: boolean }) =>
+  m.wildcard ? eb(column, 'like', m.pattern) : eb(column, '=', m.pattern);
+
+function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date): Expression<SqlBool> {
+  const and: Expression<SqlBool>[] = [visibleTo(eb, v, now)];
+  if (s.ids) and.push(s.ids.length ? eb('tenants.id', 'in', s.ids) : sql<boolean>`false`);
+  if (s.name) {
+    const byName = likeOrEqual(eb, 'tenants.name_normalized', s.name);
+    and.push(s.name.id ? eb.or([byName, eb('tenants.id', '=', s.name.id)]) : byName);
+  }
+  if (s.environment) {
+    const { name, enabled } = s.environment;
+    if (name === null) {
+      and.push(eb('tenants.enabled', '=', enabled ?? true));
+    } else {
+      const enabledThere = eb.exists(
+        eb
+          .selectFrom('tenant_environments as e')
+          .select(sql`1`.as('one'))
+          .whereRef('e.tenant_id', '=', 'tenants.id')
+          .where('e.name', '=', name)
+          .where('e.enabled', '=', true),
+      );
+      and.push(enabled === false ? eb.not(enabledThere) : enabledThere);
+    }
+  }
+  if (s.labelName) {
+    const m = s.labelName;
+    and.push(
+      eb.exists(
+        eb
+          .selectFrom('tenant_labels as l')
+          .select(sql`1`.as('one'))
+          .whereRef('l.tenant_id', '=', 'tenants.id')
+          .where('l.name_normalized', m.wildcard ? 'like' : '=', m.pattern),
+      ),
+    );
+  }
+  if (s.subscriptionName) {
+    const m = s.subscriptionName;
+    and.push(
+      eb.exists(
+        eb
+          .selectFrom('tenant_subscriptions as ts')
+          .innerJoin('partner_subscriptions as ps', 'ps.id', 'ts.subscription_id')
+          .select(sql`1`.as('one'))
+          .whereRef('ts.tenant_id', '=', 'tenants.id')
+          .where('ps.name_normalized', m.wildcard ? 'like' : '=', m.pattern),
+      ),
+    );
+  }
+  if (s.parentId !== undefined) and.push(eb('tenants.parent_id', '=', s.parentId));
+  if (s.isPartner !== undefined) and.push(eb('tenants.is_partner', '=', s.isPartner));
+  for (const [range, column] of [
+    [s.created, 'tenants.created_at'],
+    [s.modified, 'tenants.updated_at'],
+  ] as const) {
+    if (range?.start) and.push(eb(column, '>=', range.start));
+    if (range?.end) and.push(eb(column, '<=', range.end));
+  }
+  if (s.withSupport !== undefined) and.push(s.withSupport ? supportActive(eb, now) : eb.not(supportActive(eb, now)));
+  if (s.hierarchyPaths) {
+    and.push(s.hierarchyPaths.length ? eb.or(s.hierarchyPaths.map((p) => inSubtree(eb, p))) : sql<boolean>`false`);
+  }
+  return eb.and(and);
+}
+
+const ORDER_COLUMN = {
+  Id: 'tenants.id',
+  CreatedAt: 'tenants.created_at',
+  UpdatedAt: 'tenants.updated_at',
+  Name: 'tenants.name_normalized',
+} as const;
+
 export function tenantStore(db: Kysely<Database>): TenantStore {
-  return {
+  const store: TenantStore = {
     async findScope(id) {
-      const row = await db.selectFrom('tenants').select(scopeColumns).where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('tenants')
+        .select(['id', 'path', 'support_enabled', 'support_expires_at'])
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row ? toScope(row) : undefined;
     },
+
     async findScopes(ids) {
       if (ids.length === 0) return [];
-      const rows = await db.selectFrom('tenants').select(scopeColumns).where('id', 'in', ids).execute();
+      const rows = await db.selectFrom('tenants').select(['id', 'path', 'support_enabled', 'support_expires_at']).where('id', 'in', ids).execute();
       return rows.map(toScope);
     },
+
     async lockBootstrap() {
       await sql`select pg_advisory_xact_lock(7243002)`.execute(db);
     },
+
     async rootExists() {
       const row = await db.selectFrom('tenants').select('id').where('id', '=', '1').executeTakeFirst();
       return row !== undefined;
     },
+
     async insertRoot(root) {
       await db
         .insertInto('tenants')
@@ -43,6 +204,172 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
           updated_at: root.createdAt,
         })
         .execute();
+      await store.setEnvironments('1', new Map(root.environments.map((e) => [e, true])), root.createdAt);
+    },
+
+    async findTenant(id) {
+      const row = await db.selectFrom('tenants').select(columns).where('id', '=', id).executeTakeFirst();
+      return row ? toTenant(row) : undefined;
+    },
+
+    async findTenants(ids) {
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom('tenants').select(columns).where('id', 'in', ids).execute();
+      return rows.map(toTenant);
+    },
+
+    async lockTenant(id) {
+      const row = await db.selectFrom('tenants').select(columns).where('id', '=', id).forUpdate().executeTakeFirst();
+      return row ? toTenant(row) : undefined;
+    },
+
+    async insertTenant(t) {
+      const { id } = await db
+        .insertInto('tenants')
+        .values({
+          parent_id: t.parentId,
+          path: t.parentPath, // completed below, once the id is known
+          depth: t.parentPath.split('.').filter(Boolean).length,
+          name: t.name,
+          name_normalized: t.nameNormalized,
+          is_partner: t.isPartner,
+          domain: t.domain,
+          domain_normalized: t.domainNormalized,
+          description: t.description,
+          allow_response_actions: t.allowResponseActions,
+          actions_approver: t.actionsApprover,
+          created_at: t.createdAt,
+          updated_at: t.createdAt,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const row = await db
+        .updateTable('tenants')
+        .set({ path: `${t.parentPath}${id}.` })
+        .where('id', '=', id)
+        .returning(columns)
+        .executeTakeFirstOrThrow();
+      return toTenant(row);
+    },
+
+    async updateTenant(id, p) {
+      await db
+        .updateTable('tenants')
+        .set({
+          ...(p.name !== undefined ? { name: p.name, name_normalized: p.nameNormalized! } : {}),
+          ...(p.domain !== undefined ? { domain: p.domain, domain_normalized: p.domainNormalized ?? null } : {}),
+          ...(p.description !== undefined ? { description: p.description } : {}),
+          ...(p.allowResponseActions !== undefined ? { allow_response_actions: p.allowResponseActions } : {}),
+          ...(p.actionsApprover !== undefined ? { actions_approver: p.actionsApprover } : {}),
+          ...(p.expiresAt !== undefined ? { expires_at: p.expiresAt } : {}),
+          ...(p.enabled !== undefined ? { enabled: p.enabled } : {}),
+          ...(p.supportEnabled !== undefined ? { support_enabled: p.supportEnabled } : {}),
+          ...(p.supportExpiresAt !== undefined ? { support_expires_at: p.supportExpiresAt } : {}),
+          ...(p.supportReason !== undefined ? { support_reason: p.supportReason } : {}),
+          updated_at: p.updatedAt,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async environments(tenantIds) {
+      if (tenantIds.length === 0) return [];
+      const rows = await db
+        .selectFrom('tenant_environments')
+        .selectAll()
+        .where('tenant_id', 'in', tenantIds)
+        .orderBy('tenant_id')
+        .orderBy('name')
+        .execute();
+      return rows.map(
+        (r): Environment => ({
+          id: r.id,
+          tenantId: String(r.tenant_id),
+          name: r.name,
+          enabled: r.enabled,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        }),
+      );
+    },
+
+    async setEnvironments(tenantId, envs, at) {
+      if (envs.size === 0) return;
+      await db
+        .insertInto('tenant_environments')
+        .values([...envs].map(([name, enabled]) => ({ id: randomUUID(), tenant_id: tenantId, name, enabled, created_at: at, updated_at: at })))
+        .onConflict((oc) =>
+          oc.columns(['tenant_id', 'name']).doUpdateSet({
+            enabled: (eb) => eb.ref('excluded.enabled'),
+            // updated_at moves only when the flag changes
+            updated_at: (eb) =>
+              eb
+                .case()
+                .when('tenant_environments.enabled', '=', eb.ref('excluded.enabled'))
+                .then(eb.ref('tenant_environments.updated_at'))
+                .else(eb.ref('excluded.updated_at'))
+                .end(),
+          }),
+        )
+        .execute();
+    },
+
+    async childTenants(parentIds, visibility, now) {
+      if (parentIds.length === 0) return [];
+      const rows = await db
+        .selectFrom('tenants')
+        .select(columns)
+        .where((eb) => eb.and([eb('tenants.parent_id', 'in', parentIds), visibleTo(eb, visibility, now)]))
+        .orderBy('tenants.id')
+        .execute();
+      return rows.map(toTenant);
+    },
+
+    async search(s, visibility, window, now) {
+      const column = ORDER_COLUMN[s.orderBy];
+      const dir = s.orderDir;
+      let q = db
+        .selectFrom('tenants')
+        .select(columns)
+        .where((eb) => filters(eb, s, visibility, now));
+      if (window.after) {
+        const after = window.after;
+        const value: unknown = s.orderBy === 'CreatedAt' || s.orderBy === 'UpdatedAt' ? new Date(after.value) : after.value;
+        const op = dir === 'asc' ? '>' : '<';
+        q =
+          s.orderBy === 'Id'
+            ? q.where('tenants.id', op, after.id)
+            : q.where((eb) => eb(eb.refTuple(column, 'tenants.id'), op, eb.tuple(value as never, after.id)));
+      }
+      if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
+      q = q.orderBy('tenants.id', dir);
+      if (window.offset) q = q.offset(window.offset);
+      const rows = await q.limit(window.limit).execute();
+      return rows.map(toTenant);
+    },
+
+    async count(s, visibility, now) {
+      const row = await db
+        .selectFrom('tenants')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where((eb) => filters(eb, s, visibility, now))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async lockExpired(cutoff, limit) {
+      const rows = await db
+        .selectFrom('tenants')
+        .select(columns)
+        .where('tenants.enabled', '=', true)
+        .where('tenants.expires_at', '<', cutoff)
+        .orderBy('tenants.expires_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      return rows.map(toTenant);
     },
   };
+  return store;
 }

@@ -36,7 +36,7 @@ export interface TestApp {
   rootToken(): Promise<string>;
   /** POST a GraphQL document to a path (default /graphql) */
   gql(token: string | undefined, query: string, variables?: Record<string, unknown>, opts?: { tenant?: string; path?: string; headers?: Record<string, string> }): Promise<Response>;
-  request(opts: { method: string; url: string; headers?: Record<string, string>; payload?: string | object | Buffer }): Promise<Response>;
+  request(opts: { method: string; url: string; headers?: Record<string, string>; payload?: string | object | Buffer; remoteAddress?: string }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -60,10 +60,10 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     },
   });
   const db = opts.db ?? (await openTestDb(opts.engine));
-  const service = await createService({ config, db, logger: createLogger('debug', sink), clock, migrate: false, flushIntervalMs: null });
+  const service = await createService({ config, db, logger: createLogger('debug', sink), clock, migrate: false, flushIntervalMs: null, expiryIntervalMs: null });
 
-  const request: TestApp['request'] = async ({ method, url, headers, payload }) => {
-    const res = await service.app.inject({ method: method as 'GET', url, headers, payload });
+  const request: TestApp['request'] = async ({ method, url, headers, payload, remoteAddress }) => {
+    const res = await service.app.inject({ method: method as 'GET', url, headers, payload, ...(remoteAddress ? { remoteAddress } : {}) });
     let body: unknown;
     try {
       body = res.body ? JSON.parse(res.body) : undefined;

@@ -1,0 +1,152 @@
+// Services and partner subscriptions. A partner (or the vendor) defines services; a partner
+// packages a service available to it (its own, or one of a partner above it) as a subscription
+// and assigns it to tenants below it. Managing needs 'subscriptions.manage' in that partner.
+import { randomUUID } from 'node:crypto';
+import { assertCan, can, reaches } from '../access/policy.js';
+import type { Caller } from '../access/principal.js';
+import type { Clock } from '../clock.js';
+import { badInput, conflict, notFound } from '../errors.js';
+import type { Store } from '../store/index.js';
+import { UniqueViolation } from '../store/errors.js';
+import { checkTenantId, type Tenant } from '../tenants/model.js';
+import { scopeOf, type TenantService } from '../tenants/service.js';
+import { checkDescription, checkOfferingName, checkUuid, type PartnerSubscription, type Service } from './model.js';
+
+export class SubscriptionService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly tenants: TenantService,
+  ) {}
+
+  /** The partner a request manages: the one named, else the acting tenant. */
+  private async partner(caller: Caller, partnerId: string | null | undefined, field: string): Promise<Tenant> {
+    const id = partnerId ? checkTenantId(partnerId, field) : caller.tenant.id;
+    const partner = await this.tenants.visibleTenant(caller.principal, id, field);
+    if (!partner.isPartner) throw badInput(`tenant ${partner.id} is not a partner`, { field });
+    return partner;
+  }
+
+  async createService(caller: Caller, input: { name: string; description?: string | null; owner_tenant_id?: string | null }): Promise<Service> {
+    const now = this.clock.now();
+    const owner = await this.partner(caller, input.owner_tenant_id, 'owner_tenant_id');
+    assertCan(caller.principal, scopeOf(owner), 'subscriptions.manage', now);
+    const { name } = checkOfferingName(input.name, 'name');
+    const service: Service = { id: randomUUID(), ownerTenantId: owner.id, name, description: checkDescription(input.description), createdAt: now, updatedAt: now };
+    return this.store.transaction(async (tx) => {
+      try {
+        await tx.subscriptions.insertService(service);
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw conflict(`partner ${owner.id} already has a service named "${name}"`);
+        throw err;
+      }
+      await this.audit(tx, caller, owner.id, 'service.created', 'service', service.id, { name }, now);
+      return service;
+    });
+  }
+
+  /** Services a partner can package: its own and those of the partners above it. */
+  async listServices(caller: Caller, partnerId?: string | null): Promise<Service[]> {
+    const partner = await this.tenants.visibleTenant(caller.principal, partnerId ? checkTenantId(partnerId, 'partner_tenant_id') : caller.tenant.id, 'partner_tenant_id');
+    assertCan(caller.principal, scopeOf(partner), 'subscriptions.read', this.clock.now());
+    return this.store.subscriptions.listServices(partner.path.split('.').filter(Boolean));
+  }
+
+  async createSubscription(
+    caller: Caller,
+    input: { service_id: string; name: string; description?: string | null; partner_tenant_id?: string | null },
+  ): Promise<PartnerSubscription> {
+    const now = this.clock.now();
+    const partner = await this.partner(caller, input.partner_tenant_id, 'partner_tenant_id');
+    assertCan(caller.principal, scopeOf(partner), 'subscriptions.manage', now);
+    const service = await this.store.subscriptions.findService(checkUuid(input.service_id, 'service_id'));
+    if (!service || !partner.path.split('.').includes(service.ownerTenantId)) {
+      throw notFound('Service');
+    }
+    const { name, normalized } = checkOfferingName(input.name, 'name');
+    const subscription: PartnerSubscription = {
+      id: randomUUID(),
+      partnerTenantId: partner.id,
+      serviceId: service.id,
+      name,
+      description: checkDescription(input.description),
+      createdAt: now,
+      updatedAt: now,
+      retiredAt: null,
+    };
+    return this.store.transaction(async (tx) => {
+      try {
+        await tx.subscriptions.insertSubscription({ ...subscription, nameNormalized: normalized });
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw conflict(`partner ${partner.id} already has a subscription named "${name}"`);
+        throw err;
+      }
+      await this.audit(tx, caller, partner.id, 'subscription.created', 'subscription', subscription.id, { name, service: service.id }, now);
+      return subscription;
+    });
+  }
+
+  async listSubscriptions(caller: Caller, partnerId: string | null | undefined, includeRetired: boolean): Promise<PartnerSubscription[]> {
+    const partner = await this.partner(caller, partnerId, 'partner_tenant_id');
+    assertCan(caller.principal, scopeOf(partner), 'subscriptions.read', this.clock.now());
+    return this.store.subscriptions.listSubscriptions([partner.id], includeRetired);
+  }
+
+  async retireSubscription(caller: Caller, subscriptionId: string): Promise<PartnerSubscription> {
+    const now = this.clock.now();
+    const { subscription, partner } = await this.visibleSubscription(caller, subscriptionId);
+    assertCan(caller.principal, scopeOf(partner), 'subscriptions.manage', now);
+    if (subscription.retiredAt) return subscription;
+    return this.store.transaction(async (tx) => {
+      await tx.subscriptions.retireSubscription(subscription.id, now);
+      await this.audit(tx, caller, partner.id, 'subscription.retired', 'subscription', subscription.id, { name: subscription.name }, now);
+      return (await tx.subscriptions.findSubscription(subscription.id))!;
+    });
+  }
+
+  async assign(caller: Caller, tenantId: string, subscriptionId: string, assign: boolean): Promise<Tenant> {
+    const now = this.clock.now();
+    const tenant = await this.tenants.visibleTenant(caller.principal, tenantId, 'tenant_id');
+    const { subscription, partner } = await this.visibleSubscription(caller, subscriptionId);
+    assertCan(caller.principal, scopeOf(partner), 'subscriptions.manage', now);
+    if (assign) {
+      if (tenant.id === partner.id || !tenant.path.startsWith(partner.path)) {
+        throw badInput(`subscription ${subscription.id} belongs to partner ${partner.id}; it can be assigned only to tenants below it`, {
+          field: 'tenant_id',
+        });
+      }
+      if (subscription.retiredAt) throw badInput(`subscription ${subscription.id} is retired`, { field: 'subscription_id' });
+    }
+    return this.store.transaction(async (tx) => {
+      const changed = assign
+        ? await tx.subscriptions.assign(tenant.id, subscription.id, now, caller.principal.id)
+        : await tx.subscriptions.unassign(tenant.id, subscription.id);
+      if (changed) {
+        await tx.tenants.updateTenant(tenant.id, { updatedAt: now });
+        await this.audit(tx, caller, tenant.id, assign ? 'subscription.assigned' : 'subscription.unassigned', 'tenant', tenant.id, { subscription: subscription.id }, now);
+      }
+      return (await tx.tenants.findTenant(tenant.id))!;
+    });
+  }
+
+  private async visibleSubscription(caller: Caller, subscriptionId: string) {
+    const subscription = await this.store.subscriptions.findSubscription(checkUuid(subscriptionId, 'subscription_id'));
+    const partner = subscription ? await this.store.tenants.findTenant(subscription.partnerTenantId) : undefined;
+    const now = this.clock.now();
+    if (!subscription || !partner || !reaches(caller.principal, scopeOf(partner), now) || !can(caller.principal, scopeOf(partner), 'subscriptions.read', now)) {
+      throw notFound('Subscription');
+    }
+    return { subscription, partner };
+  }
+
+  private audit(tx: Store, caller: Caller, tenantId: string, action: string, kind: string, id: string, details: Record<string, unknown>, now: Date) {
+    return tx.audit.insertEvent({
+      occurredAt: now,
+      tenantId,
+      actor: { kind: caller.principal.kind, id: caller.principal.id },
+      action,
+      target: { kind, id },
+      details,
+    });
+  }
+}

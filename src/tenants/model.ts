@@ -1,0 +1,229 @@
+// Tenants and the rules that need no storage: the environment catalog, name and domain
+// normalisation, the activity state table, and cursors.
+import { domainToASCII } from 'node:url';
+import { badInput } from '../errors.js';
+
+export interface Tenant {
+  id: string;
+  parentId: string | null;
+  /** ancestry, root first: '1.5.23.' */
+  path: string;
+  name: string;
+  nameNormalized: string;
+  isPartner: boolean;
+  domain: string | null;
+  domainNormalized: string | null;
+  description: string | null;
+  allowResponseActions: boolean;
+  actionsApprover: string | null;
+  supportEnabled: boolean;
+  supportExpiresAt: Date | null;
+  supportReason: string | null;
+  expiresAt: Date | null;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Environment {
+  id: string;
+  tenantId: string;
+  name: string;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+// ---- environments ----------------------------------------------------------------------------
+
+/** The environments a tenant can be enabled in, and which count as production and pilot. */
+export const ENVIRONMENTS = {
+  echo: 'production',
+  delta: 'production',
+  pilot: 'pilot',
+} as const;
+export type EnvironmentName = keyof typeof ENVIRONMENTS;
+/** A new tenant with no environments listed is enabled here. */
+export const DEFAULT_ENVIRONMENT: EnvironmentName = 'echo';
+
+export function checkEnvironmentName(name: string, field = 'environments'): EnvironmentName {
+  const key = name.trim().toLowerCase();
+  if (!(key in ENVIRONMENTS)) {
+    throw badInput(`unknown environment "${name}"; known environments: ${Object.keys(ENVIRONMENTS).join(', ')}`, { field });
+  }
+  return key as EnvironmentName;
+}
+
+export function enabledIn(envs: Pick<Environment, 'name' | 'enabled'>[], kind: 'production' | 'pilot'): boolean {
+  return envs.some((e) => e.enabled && ENVIRONMENTS[e.name as EnvironmentName] === kind);
+}
+
+/**
+ * The state table of updateTenant: environment entries apply in order (several in one request),
+ * `disable` turns every environment off. The tenant is active iff some environment ends enabled.
+ */
+export function applyEnvironmentChanges(
+  current: ReadonlyMap<string, boolean>,
+  changes: { name: EnvironmentName; enabled: boolean }[],
+  disable: boolean,
+): Map<string, boolean> {
+  const next = new Map(current);
+  for (const c of changes) next.set(c.name, c.enabled);
+  if (disable) for (const name of next.keys()) next.set(name, false);
+  return next;
+}
+
+export const isActive = (envs: ReadonlyMap<string, boolean>) => [...envs.values()].some(Boolean);
+
+// ---- names and domains -------------------------------------------------------------------------
+
+export const MAX_NAME_LENGTH = 200;
+
+export function normalizeTenantName(raw: string, field = 'name'): { name: string; normalized: string } {
+  const name = raw.normalize('NFC').trim().replace(/\s+/g, ' ');
+  if (name.length === 0) throw badInput(`${field} must not be empty`, { field });
+  if (name.length > MAX_NAME_LENGTH) throw badInput(`${field} must be at most ${MAX_NAME_LENGTH} characters`, { field });
+  // eslint-disable-next-line no-control-regex -- control characters are what is being rejected
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw badInput(`${field} must not contain control characters`, { field });
+  return { name, normalized: name.normalize('NFKC').toLowerCase() };
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/;
+
+/** A domain name, stored as given and normalized to lower-case ASCII (IDNA) for search. */
+export function checkDomain(raw: string): { domain: string; normalized: string } {
+  const domain = raw.trim().replace(/\.$/, '');
+  const ascii = domainToASCII(domain).toLowerCase();
+  if (!ascii || !DOMAIN.test(ascii)) throw badInput(`"${raw}" is not a domain name`, { field: 'domain' });
+  return { domain, normalized: ascii };
+}
+
+export const TENANT_ID_PATTERN = /^[1-9][0-9]{0,17}$/;
+
+export function checkTenantId(id: string, field: string): string {
+  if (!TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field });
+  return id;
+}
+
+/** Text of a `%` wildcard pattern for LIKE: `%` stays a wildcard, `_` and `\` are literal. */
+export function likePattern(raw: string): string {
+  return raw
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\\_]/g, (c) => '\\' + c);
+}
+
+// ---- ordering and cursors ----------------------------------------------------------------------
+
+export const ORDER_FIELDS = ['Id', 'CreatedAt', 'UpdatedAt', 'Name'] as const;
+export type OrderField = (typeof ORDER_FIELDS)[number];
+export type OrderDir = 'asc' | 'desc';
+
+export interface CursorPosition {
+  orderBy: OrderField;
+  orderDir: OrderDir;
+  /** the ordering value of the last row (ISO time, normalized name or id) */
+  value: string;
+  id: string;
+}
+
+const CURSOR_VERSION = 'c1';
+
+export function encodeCursor(pos: CursorPosition): string {
+  return Buffer.from(JSON.stringify([CURSOR_VERSION, pos.orderBy, pos.orderDir, pos.value, pos.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, orderBy: OrderField, orderDir: OrderDir): CursorPosition {
+  let parts: unknown;
+  try {
+    parts = cursor.length <= 2048 ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+  } catch {
+    parts = undefined;
+  }
+  if (
+    !Array.isArray(parts) ||
+    parts.length !== 5 ||
+    parts[0] !== CURSOR_VERSION ||
+    !(ORDER_FIELDS as readonly unknown[]).includes(parts[1]) ||
+    (parts[2] !== 'asc' && parts[2] !== 'desc') ||
+    typeof parts[3] !== 'string' ||
+    typeof parts[4] !== 'string' ||
+    !TENANT_ID_PATTERN.test(parts[4])
+  ) {
+    throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+  }
+  if (parts[1] !== orderBy || parts[2] !== orderDir) {
+    throw badInput(
+      `cursorPos was issued for orderBy ${parts[1]} ${parts[2]}; this query orders by ${orderBy} ${orderDir}`,
+      { field: 'cursorPos' },
+    );
+  }
+  const value = parts[3] as string;
+  if ((orderBy === 'CreatedAt' || orderBy === 'UpdatedAt') && Number.isNaN(Date.parse(value))) {
+    throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+  }
+  if (orderBy === 'Id' && !TENANT_ID_PATTERN.test(value)) throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+  return { orderBy, orderDir, value, id: parts[4] as string };
+}
+
+export function orderValue(tenant: Tenant, orderBy: OrderField): string {
+  switch (orderBy) {
+    case 'Id':
+      return tenant.id;
+    case 'CreatedAt':
+      return tenant.createdAt.toISOString();
+    case 'UpdatedAt':
+      return tenant.updatedAt.toISOString();
+    case 'Name':
+      return tenant.nameNormalized;
+  }
+}
+
+// ---- search ---------------------------------------------------------------------------------
+
+export const DEFAULT_MAX_RESULTS = 10;
+export const MAX_MAX_RESULTS = 500;
+
+/** Which tenants a caller may see; applied below every filter, so no query can forget it. */
+export type Visibility =
+  | { kind: 'all' }
+  | {
+      kind: 'some';
+      /** tenants where the caller holds a role: they and their descendants are visible */
+      subtreePaths: string[];
+      /** the caller's own tenant */
+      homeId: string;
+      /** Support staff: tenants with support access on */
+      supportEnabled: boolean;
+    };
+
+export interface TimeRange {
+  start: Date | null;
+  end: Date | null;
+}
+
+export interface TenantSearch {
+  ids?: string[];
+  /** `%` wildcard pattern (already escaped), or an exact normalized name */
+  name?: { pattern: string; wildcard: boolean; id: string | null };
+  environment?: { name: EnvironmentName | null; enabled: boolean | null };
+  labelName?: { pattern: string; wildcard: boolean };
+  subscriptionName?: { pattern: string; wildcard: boolean };
+  parentId?: string;
+  isPartner?: boolean;
+  created?: TimeRange;
+  modified?: TimeRange;
+  withSupport?: boolean;
+  /** subtree paths of forHierarchies */
+  hierarchyPaths?: string[];
+  orderBy: OrderField;
+  orderDir: OrderDir;
+}
+
+export interface TenantPage {
+  results: Tenant[];
+  cursorPos: string | null;
+  count: number;
+  hasMore: boolean;
+  totalCount: number | null;
+}

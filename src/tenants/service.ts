@@ -1,0 +1,304 @@
+// Tenant use cases: search, create, update (the state table), support access, expiry.
+// Authorization first: a tenant the caller cannot see is NOT_FOUND (whether or not it exists);
+// one it can see but may not change is FORBIDDEN. Every change commits with its audit event.
+import { randomUUID } from 'node:crypto';
+import { assertCan, reaches } from '../access/policy.js';
+import type { Caller, Principal, TenantScope } from '../access/principal.js';
+import { ROOT_TENANT_ID } from '../access/roles.js';
+import { visibilityFor } from '../access/visibility.js';
+import type { Clock } from '../clock.js';
+import { badInput, notFound } from '../errors.js';
+import { checkLabel } from '../labels/model.js';
+import type { Store } from '../store/index.js';
+import { UniqueViolation } from '../store/errors.js';
+import {
+  applyEnvironmentChanges,
+  checkDomain,
+  checkEnvironmentName,
+  checkTenantId,
+  decodeCursor,
+  DEFAULT_ENVIRONMENT,
+  encodeCursor,
+  isActive,
+  normalizeTenantName,
+  orderValue,
+  type Tenant,
+  type TenantPage,
+  type Visibility,
+} from './model.js';
+import { parseTenantsQuery, type TenantsQueryInput } from './search.js';
+import type { TenantPatch } from './store.js';
+
+export interface TenantCreateInput {
+  name: string;
+  partnerTenantID: string;
+  labels?: { name: string; value?: string | null; owner_partner_tenant_id?: string | null }[] | null;
+  environments?: string[] | null;
+  isPartner?: boolean | null;
+  domain?: string | null;
+  description?: string | null;
+  allow_response_actions?: boolean | null;
+  actions_approver?: string | null;
+}
+
+export interface TenantUpdateInput {
+  name?: string | null;
+  environments?: { name: string; enabled: boolean }[] | null;
+  disable?: boolean | null;
+  expiresAt?: Date | null;
+  clearExpiration?: boolean | null;
+  domain?: string | null;
+  description?: string | null;
+  allow_response_actions?: boolean | null;
+  actions_approver?: string | null;
+}
+
+export interface TenantSettings {
+  expiryGraceDays: number;
+}
+
+const DAY_MS = 86_400_000;
+export const MAX_SUPPORT_DAYS = 366;
+
+export function scopeOf(t: Tenant): TenantScope {
+  return { id: t.id, path: t.path, supportEnabled: t.supportEnabled, supportExpiresAt: t.supportExpiresAt };
+}
+
+export class TenantService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly settings: TenantSettings,
+  ) {}
+
+  visibility(principal: Principal): Promise<Visibility> {
+    return visibilityFor(principal, this.store.tenants, this.clock.now());
+  }
+
+  /** The tenant if the caller can see it; NOT_FOUND otherwise, the same for tenants that do not exist. */
+  async visibleTenant(principal: Principal, id: string, field = 'tenantID', store: Store = this.store): Promise<Tenant> {
+    checkTenantId(id, field);
+    const tenant = await store.tenants.findTenant(id);
+    if (!tenant || !reaches(principal, scopeOf(tenant), this.clock.now())) throw notFound('Tenant');
+    return tenant;
+  }
+
+  async search(caller: Caller, input: TenantsQueryInput): Promise<TenantPage> {
+    const now = this.clock.now();
+    const q = parseTenantsQuery(input);
+    const visibility = await this.visibility(caller.principal);
+    let hierarchyPaths: string[] | undefined;
+    if (q.hierarchyIds) hierarchyPaths = (await this.store.tenants.findScopes(q.hierarchyIds)).map((s) => s.path);
+    const search = { ...q.search, ...(hierarchyPaths ? { hierarchyPaths } : {}) };
+
+    let rows: Tenant[];
+    let totalCount: number | null = null;
+    if (q.cursor !== undefined) {
+      const after = decodeCursor(q.cursor, search.orderBy, search.orderDir);
+      rows = await this.store.tenants.search(search, visibility, { after, limit: q.limit + 1 }, now);
+    } else {
+      [rows, totalCount] = await Promise.all([
+        this.store.tenants.search(search, visibility, { offset: (q.page - 1) * q.limit, limit: q.limit + 1 }, now),
+        this.store.tenants.count(search, visibility, now),
+      ]);
+    }
+    const results = rows.slice(0, q.limit);
+    const last = results[results.length - 1];
+    return {
+      results,
+      cursorPos: last
+        ? encodeCursor({ orderBy: search.orderBy, orderDir: search.orderDir, value: orderValue(last, search.orderBy), id: last.id })
+        : (q.cursor ?? null),
+      count: results.length,
+      hasMore: rows.length > q.limit,
+      totalCount,
+    };
+  }
+
+  async create(caller: Caller, input: TenantCreateInput): Promise<Tenant> {
+    const now = this.clock.now();
+    const { principal } = caller;
+    const parentId = checkTenantId(input.partnerTenantID, 'partnerTenantID');
+    const parent = await this.store.tenants.findTenant(parentId);
+    if (!parent || !reaches(principal, scopeOf(parent), now)) throw notFound('Partner tenant');
+    assertCan(principal, scopeOf(parent), 'tenants.create', now);
+    if (!parent.isPartner) throw badInput(`tenant ${parent.id} is not a partner; tenants are created under partners`, { field: 'partnerTenantID' });
+    if (input.isPartner) assertCan(principal, scopeOf(parent), 'tenants.createPartner', now);
+
+    const { name, normalized } = normalizeTenantName(input.name);
+    if (input.environments && input.environments.length === 0) {
+      throw badInput('environments: a new tenant is enabled in at least one environment (omit it for echo)', { field: 'environments' });
+    }
+    const envNames = [...new Set((input.environments ?? [DEFAULT_ENVIRONMENT]).map((e) => checkEnvironmentName(e)))];
+    const domain = input.domain ? checkDomain(input.domain) : null;
+
+    // Labels given at creation are owned by the parent partner or a partner above it, in whose
+    // name the caller must be allowed to label.
+    const labels: (ReturnType<typeof checkLabel> & { ownerId: string })[] = [];
+    for (const l of input.labels ?? []) {
+      const label = checkLabel(l);
+      const ownerId = l.owner_partner_tenant_id ? checkTenantId(l.owner_partner_tenant_id, 'labels.owner_partner_tenant_id') : parent.id;
+      if (!parent.path.split('.').includes(ownerId)) {
+        throw badInput('labels.owner_partner_tenant_id must be the parent partner or a partner above it', { field: 'labels' });
+      }
+      const owner = ownerId === parent.id ? parent : await this.store.tenants.findTenant(ownerId);
+      if (!owner?.isPartner) throw badInput(`labels.owner_partner_tenant_id ${ownerId} is not a partner`, { field: 'labels' });
+      assertCan(principal, scopeOf(owner), 'labels.write', now);
+      labels.push({ ...label, ownerId });
+    }
+
+    return this.store.transaction(async (tx) => {
+      const tenant = await tx.tenants.insertTenant({
+        parentId: parent.id,
+        parentPath: parent.path,
+        name,
+        nameNormalized: normalized,
+        isPartner: input.isPartner ?? false,
+        domain: domain?.domain ?? null,
+        domainNormalized: domain?.normalized ?? null,
+        description: input.description ?? null,
+        allowResponseActions: input.allow_response_actions ?? false,
+        actionsApprover: input.actions_approver ?? null,
+        createdAt: now,
+      });
+      await tx.tenants.setEnvironments(tenant.id, new Map(envNames.map((e) => [e, true])), now);
+      try {
+        await tx.labels.insertLabels(
+          labels.map((l) => ({
+            id: randomUUID(),
+            tenantId: tenant.id,
+            name: l.name,
+            nameNormalized: l.normalized,
+            value: l.value,
+            ownerPartnerTenantId: l.ownerId,
+            restricted: false,
+            createdAt: now,
+          })),
+        );
+      } catch (err) {
+        if (err instanceof UniqueViolation) throw badInput('labels: the same label name is given twice', { field: 'labels' });
+        throw err;
+      }
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'tenant.created',
+        target: { kind: 'tenant', id: tenant.id },
+        details: { parent: parent.id, name, is_partner: tenant.isPartner, environments: envNames },
+      });
+      return tenant;
+    });
+  }
+
+  async update(caller: Caller, tenantID: string, input: TenantUpdateInput): Promise<Tenant> {
+    const now = this.clock.now();
+    const { principal } = caller;
+    const tenant = await this.visibleTenant(principal, tenantID);
+    const scope = scopeOf(tenant);
+
+    const edits: TenantPatch = { updatedAt: now };
+    const editing = input.name != null || input.domain !== undefined || input.description !== undefined || input.allow_response_actions != null || input.actions_approver !== undefined;
+    if (input.name != null) {
+      const n = normalizeTenantName(input.name);
+      edits.name = n.name;
+      edits.nameNormalized = n.normalized;
+    }
+    if (input.domain !== undefined) {
+      const d = input.domain === null || input.domain === '' ? null : checkDomain(input.domain);
+      edits.domain = d?.domain ?? null;
+      edits.domainNormalized = d?.normalized ?? null;
+    }
+    if (input.description !== undefined) edits.description = input.description;
+    if (input.allow_response_actions != null) edits.allowResponseActions = input.allow_response_actions;
+    if (input.actions_approver !== undefined) edits.actionsApprover = input.actions_approver;
+
+    const changes = (input.environments ?? []).map((e) => ({ name: checkEnvironmentName(e.name, 'environments.name'), enabled: e.enabled }));
+    const managing = changes.length > 0 || input.disable === true || input.expiresAt != null || input.clearExpiration === true;
+    if (input.expiresAt != null && input.clearExpiration) {
+      throw badInput('expiresAt and clearExpiration cannot be combined', { field: 'clearExpiration' });
+    }
+    if (tenant.id === ROOT_TENANT_ID && (input.expiresAt != null || input.disable)) {
+      throw badInput('the vendor tenant cannot expire or be disabled', { field: 'tenantUpdate' });
+    }
+
+    // Name and profile: the tenant's own Administrators may. Environments, disabling and expiry:
+    // only its partners above it (checked in the parent), so a tenant cannot lift its own limits.
+    if (editing) assertCan(principal, scope, 'tenants.edit', now);
+    if (managing) {
+      const managerScope = tenant.parentId === null ? scope : await this.store.tenants.findScope(tenant.parentId);
+      if (!managerScope) throw notFound('Tenant');
+      assertCan(principal, managerScope, 'tenants.manage', now);
+    }
+    if (!editing && !managing) return tenant;
+
+    return this.store.transaction(async (tx) => {
+      const locked = await tx.tenants.lockTenant(tenant.id);
+      if (!locked) throw notFound('Tenant');
+      const patch: TenantPatch = { ...edits };
+      let envs: Map<string, boolean> | undefined;
+      if (changes.length > 0 || input.disable) {
+        const current = new Map((await tx.tenants.environments([tenant.id])).map((e) => [e.name, e.enabled]));
+        envs = applyEnvironmentChanges(current, changes, input.disable === true);
+        const active = isActive(envs);
+        if (tenant.id === ROOT_TENANT_ID && !active) throw badInput('the vendor tenant cannot be disabled', { field: 'environments' });
+        patch.enabled = active;
+        const expiresAt = input.clearExpiration ? null : (input.expiresAt ?? locked.expiresAt);
+        if (active && !locked.enabled && expiresAt && expiresAt.getTime() + this.settings.expiryGraceDays * DAY_MS < now.getTime()) {
+          throw badInput('the tenant expired; set a later expiresAt or clearExpiration in the same request to enable it again', {
+            field: 'environments',
+          });
+        }
+      }
+      if (input.expiresAt != null) patch.expiresAt = input.expiresAt;
+      if (input.clearExpiration) patch.expiresAt = null;
+      if (envs) await tx.tenants.setEnvironments(tenant.id, envs, now);
+      await tx.tenants.updateTenant(tenant.id, patch);
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: 'tenant.updated',
+        target: { kind: 'tenant', id: tenant.id },
+        details: {
+          ...(patch.name ? { name: patch.name } : {}),
+          ...(envs ? { environments: Object.fromEntries(envs), enabled: patch.enabled } : {}),
+          ...(patch.expiresAt !== undefined ? { expires_at: patch.expiresAt?.toISOString() ?? null } : {}),
+        },
+      });
+      return (await tx.tenants.findTenant(tenant.id))!;
+    });
+  }
+
+  async setSupport(caller: Caller, tenantID: string, enable: boolean, opts: { until?: Date | null; reason?: string | null } = {}): Promise<Tenant> {
+    const now = this.clock.now();
+    const { principal } = caller;
+    const tenant = await this.visibleTenant(principal, tenantID);
+    assertCan(principal, scopeOf(tenant), 'tenants.support', now);
+    if (enable && opts.until) {
+      if (opts.until <= now) throw badInput('until must be in the future', { field: 'until' });
+      if (opts.until.getTime() - now.getTime() > MAX_SUPPORT_DAYS * DAY_MS) {
+        throw badInput(`until must be within ${MAX_SUPPORT_DAYS} days`, { field: 'until' });
+      }
+    }
+    if (opts.reason && opts.reason.length > 500) throw badInput('reason must be at most 500 characters', { field: 'reason' });
+    return this.store.transaction(async (tx) => {
+      await tx.tenants.lockTenant(tenant.id);
+      await tx.tenants.updateTenant(tenant.id, {
+        supportEnabled: enable,
+        supportExpiresAt: enable ? (opts.until ?? null) : null,
+        supportReason: enable ? (opts.reason ?? null) : null,
+        updatedAt: now,
+      });
+      await tx.audit.insertEvent({
+        occurredAt: now,
+        tenantId: tenant.id,
+        actor: { kind: principal.kind, id: principal.id },
+        action: enable ? 'tenant.support_enabled' : 'tenant.support_disabled',
+        target: { kind: 'tenant', id: tenant.id },
+        details: enable ? { until: opts.until?.toISOString() ?? null, reason: opts.reason ?? null } : {},
+      });
+      return (await tx.tenants.findTenant(tenant.id))!;
+    });
+  }
+}
