@@ -1,0 +1,447 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+import { createClient } from '../helpers/seed.js';
+
+const TOKEN_PATH = '/auth/api/v2/auth/token';
+const TTL = 36000;
+
+/** application/x-www-form-urlencoded encoding of one value (RFC 6749 appendix B) */
+const formEncode = (value: string) => new URLSearchParams([['', value]]).toString().slice(1);
+/** client_secret_basic as RFC 6749 section 2.3.1 defines it: each part form-encoded, then base64 */
+const basic = (clientId: string, secret: string) =>
+  'Basic ' + Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64');
+const rawBasic = (userPass: string) => 'Basic ' + Buffer.from(userPass).toString('base64');
+const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+
+// Each test sends from its own address, so failed attempts in one test never reach the
+// guessing throttle of another.
+let addressSeq = 0;
+const freshAddress = () => `10.20.${Math.floor(++addressSeq / 250)}.${(addressSeq % 250) + 1}`;
+
+function tokenRequest(
+  t: TestApp,
+  opts: { headers?: Record<string, string>; payload?: string | object | Buffer; remoteAddress?: string; method?: string },
+): Promise<Response> {
+  return t.request({
+    method: opts.method ?? 'POST',
+    url: TOKEN_PATH,
+    headers: opts.headers ?? {},
+    ...(opts.payload !== undefined ? { payload: opts.payload } : {}),
+    remoteAddress: opts.remoteAddress ?? freshAddress(),
+  });
+}
+
+const json = (authorization: string | undefined, body: object, remoteAddress?: string) => ({
+  headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+  payload: JSON.stringify(body),
+  ...(remoteAddress ? { remoteAddress } : {}),
+});
+const form = (authorization: string | undefined, body: string, remoteAddress?: string) => ({
+  headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+  payload: body,
+  ...(remoteAddress ? { remoteAddress } : {}),
+});
+
+function assertNoStore(res: Response) {
+  assert.equal(res.headers['cache-control'], 'no-store', res.text);
+  assert.equal(res.headers['pragma'], 'no-cache', res.text);
+}
+
+function assertOAuthError(res: Response, status: number, error: string) {
+  assert.equal(res.status, status, res.text);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  assert.equal(res.body?.error, error, res.text);
+  assert.equal(res.body.access_token, undefined);
+  assertNoStore(res);
+}
+
+/** RFC 6749 section 5.2: 401 invalid_client with a Basic challenge, and a body that says nothing more */
+function assertInvalidClient(res: Response, reference?: Response) {
+  assertOAuthError(res, 401, 'invalid_client');
+  assert.match(String(res.headers['www-authenticate']), /^Basic realm="[^"]+"$/);
+  if (reference) {
+    assert.deepEqual(res.body, reference.body);
+    assert.equal(res.headers['www-authenticate'], reference.headers['www-authenticate']);
+  }
+}
+
+function assertTokenResponse(t: TestApp, res: Response) {
+  assert.equal(res.status, 200, res.text);
+  assertNoStore(res);
+  assert.deepEqual(Object.keys(res.body).sort(), ['access_token', 'expires_in', 'expiry', 'token_type']);
+  assert.equal(res.body.token_type, 'Bearer');
+  assert.equal(res.body.expires_in, TTL);
+  assert.equal(res.body.expiry, new Date(t.clock.now().getTime() + TTL * 1000).toISOString());
+  assert.equal(res.body.refresh_token, undefined);
+  assert.match(res.body.access_token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+}
+
+async function versionWith(t: TestApp, token: string) {
+  return t.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${token}` } });
+}
+
+for (const engine of engines()) {
+  describe(`token endpoint (${engine})`, () => {
+    let t: TestApp;
+    let wrongSecret: Response;
+    before(async () => {
+      t = await startTestApp({ engine });
+      wrongSecret = await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET + 'x'), { grant_type: 'client_credentials' }));
+    });
+    after(() => t.close());
+
+    describe('success', () => {
+      it('issues a token for HTTP Basic and a JSON body', async () => {
+        const res = await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }));
+        assertTokenResponse(t, res);
+        assert.equal((await versionWith(t, res.body.access_token)).status, 200);
+      });
+
+      it('issues a token for HTTP Basic and a form body', async () => {
+        const res = await tokenRequest(t, form(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), 'grant_type=client_credentials'));
+        assertTokenResponse(t, res);
+        assert.equal((await versionWith(t, res.body.access_token)).status, 200);
+      });
+
+      it('accepts a form body with a charset parameter in the content type', async () => {
+        const res = await tokenRequest(t, {
+          headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8', authorization: basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET) },
+          payload: 'grant_type=client_credentials',
+        });
+        assertTokenResponse(t, res);
+      });
+
+      it('issues a token for client_secret_post in a JSON body', async () => {
+        const res = await tokenRequest(
+          t,
+          json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: ROOT_CLIENT_SECRET }),
+        );
+        assertTokenResponse(t, res);
+        assert.equal((await versionWith(t, res.body.access_token)).status, 200);
+      });
+
+      it('issues a token for client_secret_post in a form body', async () => {
+        const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: ROOT_CLIENT_SECRET });
+        const res = await tokenRequest(t, form(undefined, body.toString()));
+        assertTokenResponse(t, res);
+        assert.equal((await versionWith(t, res.body.access_token)).status, 200);
+      });
+
+      it('issues an ES256 at+jwt whose claims name the client, its tenant and region, verifiable with the published JWKS', async () => {
+        const list = await t.gql(await t.rootToken(), `{ clients(clientIDs: ["${ROOT_CLIENT_ID}"]) { id } }`);
+        const rootUuid = list.body.data.clients[0].id;
+        const now = t.clock.now();
+        const res = await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }));
+        assertTokenResponse(t, res);
+        const token: string = res.body.access_token;
+        const [h, p] = token.split('.');
+        const header = decodePart(h!);
+        const claims = decodePart(p!);
+
+        assert.equal(header.alg, 'ES256');
+        assert.equal(header.typ, 'at+jwt');
+        assert.equal(typeof header.kid, 'string');
+        assert.equal(header.jku, undefined);
+        assert.equal(header.jwk, undefined);
+
+        const iat = Math.floor(now.getTime() / 1000);
+        assert.equal(claims.iss, TEST_BASE_URL);
+        assert.equal(claims.sub, rootUuid);
+        assert.equal(claims.aud, TEST_BASE_URL);
+        assert.equal(claims.tid, '1');
+        assert.equal(claims.region, 'us1');
+        assert.equal(claims.iat, iat);
+        assert.equal(claims.exp, iat + TTL);
+        assert.equal(new Date(claims.exp * 1000).toISOString(), res.body.expiry);
+        assert.match(claims.jti, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        assert.equal(claims.pty, 'client');
+        assert.equal(claims.client_id, ROOT_CLIENT_ID);
+        // nothing secret travels in the token
+        assert.ok(!Buffer.from(p!, 'base64url').toString().includes(ROOT_CLIENT_SECRET));
+
+        const jwksRes = await t.request({ method: 'GET', url: '/.well-known/jwks.json' });
+        assert.equal(jwksRes.status, 200);
+        const published = jwksRes.body.keys.find((k: { kid: string }) => k.kid === header.kid);
+        assert.ok(published, 'the signing key is published in the JWKS');
+        assert.equal(published.d, undefined, 'the JWKS carries no private key material');
+        const { payload } = await jwtVerify(token, createLocalJWKSet(jwksRes.body), {
+          issuer: TEST_BASE_URL,
+          audience: TEST_BASE_URL,
+          typ: 'at+jwt',
+          algorithms: ['ES256'],
+          currentDate: t.clock.now(),
+        });
+        assert.equal(payload.sub, rootUuid);
+      });
+
+      it('gives every token its own jti', async () => {
+        const a = await t.tokenResponse(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const b = await t.tokenResponse(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        assert.notEqual(decodePart(a.body.access_token.split('.')[1]).jti, decodePart(b.body.access_token.split('.')[1]).jti);
+      });
+    });
+
+    describe('client authentication failures', () => {
+      it('answers a wrong secret with 401 invalid_client and a Basic challenge', () => {
+        assertInvalidClient(wrongSecret);
+        assert.ok(!wrongSecret.text.includes(ROOT_CLIENT_ID));
+      });
+
+      it('answers an unknown client_id exactly like a wrong secret', async () => {
+        const res = await tokenRequest(t, json(basic('no-such-client', ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }));
+        assertInvalidClient(res, wrongSecret);
+        const post = await tokenRequest(
+          t,
+          json(undefined, { grant_type: 'client_credentials', client_id: 'no-such-client', client_secret: ROOT_CLIENT_SECRET }),
+        );
+        assertInvalidClient(post, wrongSecret);
+      });
+
+      it('answers a malformed Basic header like a wrong secret', async () => {
+        const headers = [
+          rawBasic('root-admin'), // no colon
+          rawBasic(''),
+          'Basic !!!not-base64!!!',
+          'Basic',
+          'Basic ',
+          'Basic ' + Buffer.from(`${ROOT_CLIENT_ID}:${ROOT_CLIENT_SECRET}`).toString('base64') + '=====',
+          rawBasic('root-admin:%zz'), // a broken percent-escape
+          'Bearer abc', // another scheme
+        ];
+        for (const authorization of headers) {
+          const res = await tokenRequest(t, json(authorization, { grant_type: 'client_credentials' }));
+          assertInvalidClient(res, wrongSecret);
+        }
+      });
+
+      it('answers no client authentication at all with 401 invalid_client', async () => {
+        const res = await tokenRequest(t, json(undefined, { grant_type: 'client_credentials' }));
+        assertInvalidClient(res, wrongSecret);
+        const idOnly = await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID }));
+        assertInvalidClient(idOnly, wrongSecret);
+      });
+
+      it('rejects a secret with our prefix and a broken checksum', async () => {
+        const c = await createClient(t, await t.rootToken(), 'checksum-target');
+        assert.equal((await t.tokenResponse(c.clientId, c.secret)).status, 200);
+        const last = c.secret.at(-1)!;
+        const brokenChecksum = c.secret.slice(0, -1) + (last === 'A' ? 'B' : 'A');
+        const middle = 20;
+        const brokenBody = c.secret.slice(0, middle) + (c.secret[middle] === 'A' ? 'B' : 'A') + c.secret.slice(middle + 1);
+        for (const secret of [brokenChecksum, brokenBody, c.secret + 'A', c.secret.slice(0, -1)]) {
+          assertInvalidClient(await tokenRequest(t, json(basic(c.clientId, secret), { grant_type: 'client_credentials' })), wrongSecret);
+        }
+      });
+
+      it('answers an empty or a 100 KB secret with 401, not 500', async () => {
+        const huge = 'x'.repeat(100 * 1024);
+        for (const secret of ['', huge]) {
+          assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, secret), { grant_type: 'client_credentials' })), wrongSecret);
+          assertInvalidClient(
+            await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: secret })),
+            wrongSecret,
+          );
+        }
+        const hugeId = await tokenRequest(t, json(basic(huge, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }));
+        assertInvalidClient(hugeId, wrongSecret);
+      });
+
+      it('answers a deleted client with 401 invalid_client', async () => {
+        const token = await t.rootToken();
+        const c = await createClient(t, token, 'to-be-deleted');
+        assert.equal((await t.tokenResponse(c.clientId, c.secret)).status, 200);
+        const del = await t.gql(token, `mutation($id: ID!) { deleteClient(id: $id) { id revoked_at } }`, { id: c.clientId });
+        assert.equal(del.status, 200, del.text);
+        assert.equal(del.body.data.deleteClient.id, c.id);
+        assert.ok(del.body.data.deleteClient.revoked_at);
+        assertInvalidClient(await tokenRequest(t, json(basic(c.clientId, c.secret), { grant_type: 'client_credentials' })), wrongSecret);
+        assertInvalidClient(
+          await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.secret })),
+          wrongSecret,
+        );
+      });
+    });
+
+    describe('malformed requests', () => {
+      it('rejects credentials sent both in the Basic header and in the body with 400 invalid_request', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const both = await tokenRequest(
+          t,
+          json(auth, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: ROOT_CLIENT_SECRET }),
+        );
+        assertOAuthError(both, 400, 'invalid_request');
+        const bothForm = await tokenRequest(
+          t,
+          form(auth, new URLSearchParams({ grant_type: 'client_credentials', client_secret: ROOT_CLIENT_SECRET }).toString()),
+        );
+        assertOAuthError(bothForm, 400, 'invalid_request');
+        // a body client_id that contradicts the Basic header is not silently ignored
+        const otherId = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', client_id: 'someone-else' }));
+        assertOAuthError(otherId, 400, 'invalid_request');
+      });
+
+      it('rejects a repeated parameter with 400 invalid_request', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        assertOAuthError(await tokenRequest(t, form(auth, 'grant_type=client_credentials&grant_type=client_credentials')), 400, 'invalid_request');
+        assertOAuthError(await tokenRequest(t, form(auth, 'grant_type=client_credentials&scope=&scope=')), 400, 'invalid_request');
+        const post = `grant_type=client_credentials&client_id=${ROOT_CLIENT_ID}&client_id=${ROOT_CLIENT_ID}&client_secret=${ROOT_CLIENT_SECRET}`;
+        assertOAuthError(await tokenRequest(t, form(undefined, post)), 400, 'invalid_request');
+        // the JSON form of a repeat: a list where one value belongs
+        assertOAuthError(await tokenRequest(t, json(auth, { grant_type: ['client_credentials', 'client_credentials'] })), 400, 'invalid_request');
+      });
+
+      it('rejects a missing grant_type with 400 invalid_request', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        assertOAuthError(await tokenRequest(t, json(auth, {})), 400, 'invalid_request');
+        assertOAuthError(await tokenRequest(t, json(auth, { grant_type: '' })), 400, 'invalid_request');
+        assertOAuthError(await tokenRequest(t, form(auth, '')), 400, 'invalid_request');
+        assertOAuthError(await tokenRequest(t, form(auth, 'scope=')), 400, 'invalid_request');
+      });
+
+      it('rejects grant_type=password and other unsupported grants with 400 unsupported_grant_type', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const res = await tokenRequest(t, form(auth, 'grant_type=password&username=admin%40gatehouse.local&password=test-admin-password-1'));
+        assertOAuthError(res, 400, 'unsupported_grant_type');
+        for (const grant of ['authorization_code', 'refresh_token', 'implicit', 'CLIENT_CREDENTIALS', 'client_credentials ']) {
+          assertOAuthError(await tokenRequest(t, json(auth, { grant_type: grant })), 400, 'unsupported_grant_type');
+        }
+      });
+
+      it('rejects a requested scope with 400 invalid_scope and mints no token', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        assertOAuthError(await tokenRequest(t, json(auth, { grant_type: 'client_credentials', scope: 'admin' })), 400, 'invalid_scope');
+        assertOAuthError(await tokenRequest(t, form(auth, 'grant_type=client_credentials&scope=admin')), 400, 'invalid_scope');
+      });
+
+      it('rejects GET with 405 and Allow: POST', async () => {
+        const res = await tokenRequest(t, {
+          method: 'GET',
+          headers: { authorization: basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET) },
+        });
+        assert.equal(res.status, 405, res.text);
+        assert.equal(res.headers['allow'], 'POST');
+        assert.equal(res.body.error, 'invalid_request');
+        assert.equal(res.body.access_token, undefined);
+        assertNoStore(res);
+        const withQuery = await t.request({
+          method: 'GET',
+          url: `${TOKEN_PATH}?grant_type=client_credentials&client_id=${ROOT_CLIENT_ID}&client_secret=${ROOT_CLIENT_SECRET}`,
+        });
+        assert.equal(withQuery.status, 405);
+        assert.equal(withQuery.body.access_token, undefined);
+      });
+
+      it('rejects text/plain and other content types with 400 invalid_request', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        for (const [type, payload] of [
+          ['text/plain', 'grant_type=client_credentials'],
+          ['text/plain', '{"grant_type":"client_credentials"}'],
+          ['application/xml', '<grant_type>client_credentials</grant_type>'],
+          ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nclient_credentials\r\n--x--\r\n'],
+        ] as const) {
+          const res = await tokenRequest(t, { headers: { 'content-type': type, authorization: auth }, payload });
+          assertOAuthError(res, 400, 'invalid_request');
+        }
+        const none = await tokenRequest(t, { headers: { authorization: auth }, payload: 'grant_type=client_credentials' });
+        assertOAuthError(none, 400, 'invalid_request');
+      });
+
+      it('rejects malformed JSON and non-object JSON with 400 invalid_request', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        for (const payload of ['{"grant_type":', '{grant_type: "client_credentials"}', '', '"client_credentials"', '[]', 'null', '42']) {
+          const res = await tokenRequest(t, { headers: { 'content-type': 'application/json', authorization: auth }, payload });
+          assertOAuthError(res, 400, 'invalid_request');
+        }
+        const res = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', client_id: 42 }));
+        assertOAuthError(res, 400, 'invalid_request');
+      });
+
+      it('rejects a body over 1 MiB with 413', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const pad = 'x'.repeat(1024 * 1024 + 1);
+        const big = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', pad }));
+        assertOAuthError(big, 413, 'invalid_request');
+        const bigForm = await tokenRequest(t, form(auth, `grant_type=client_credentials&pad=${pad}`));
+        assertOAuthError(bigForm, 413, 'invalid_request');
+      });
+    });
+
+    describe('RFC 6749 section 2.3.1 encoding of Basic credentials', () => {
+      const clientId = 'svc.boot~strap_-1';
+      const secret = 'p+a%s:s w0rd+%2B:%41-0123456789abcdefghijKLMNOP';
+      let special: TestApp;
+      before(async () => {
+        special = await startTestApp({
+          engine,
+          env: { GATEHOUSE_BOOTSTRAP_CLIENT_ID: clientId, GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: secret },
+        });
+      });
+      after(() => special.close());
+
+      it('form-urldecodes the id and the secret after base64-decoding', async () => {
+        assert.ok(secret.length >= 32);
+        // form encoding: space as "+", "+" as %2B, "%" as %25, ":" as %3A
+        const res = await tokenRequest(special, json(basic(clientId, secret), { grant_type: 'client_credentials' }));
+        assertTokenResponse(special, res);
+        assert.equal(decodePart(res.body.access_token.split('.')[1]).client_id, clientId);
+        assert.equal((await versionWith(special, res.body.access_token)).status, 200);
+        // percent-encoding of a space (%20) decodes the same
+        const pct = 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64');
+        assertTokenResponse(special, await tokenRequest(special, json(pct, { grant_type: 'client_credentials' })));
+        // an id sent without encoding (it needs none) works too
+        const plainId = 'Basic ' + Buffer.from(`${clientId}:${formEncode(secret)}`).toString('base64');
+        assertTokenResponse(special, await tokenRequest(special, form(plainId, 'grant_type=client_credentials')));
+      });
+
+      it('splits at the first colon only, and reads an unencoded "+" as a space', async () => {
+        // a literal ":" in the secret part stays part of the secret
+        const literalColon = 'Basic ' + Buffer.from(`${clientId}:${formEncode(secret).replace(/%3A/g, ':')}`).toString('base64');
+        assertTokenResponse(special, await tokenRequest(special, json(literalColon, { grant_type: 'client_credentials' })));
+        // a "+" that was not encoded means a space, so the secret no longer matches
+        const plus = 'Basic ' + Buffer.from(`${clientId}:${formEncode(secret).replace(/%2B/g, '+')}`).toString('base64');
+        assertInvalidClient(await tokenRequest(special, json(plus, { grant_type: 'client_credentials' })));
+      });
+
+      it('takes client_secret_post values as they are (JSON) or form-decoded (form)', async () => {
+        const viaJson = await tokenRequest(special, json(undefined, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }));
+        assertTokenResponse(special, viaJson);
+        const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).toString();
+        assertTokenResponse(special, await tokenRequest(special, form(undefined, body)));
+      });
+    });
+
+    describe('guessing throttle', () => {
+      it('after 10 wrong secrets from one address answers 429 with Retry-After there, but not elsewhere, until the window ends', async () => {
+        const c = await createClient(t, await t.rootToken(), 'throttled');
+        const attacker = '203.0.113.7';
+        const elsewhere = '198.51.100.9';
+        const good = json(basic(c.clientId, c.secret), { grant_type: 'client_credentials' });
+        const bad = json(basic(c.clientId, c.secret.slice(0, -6) + 'AAAAAA'), { grant_type: 'client_credentials' });
+        for (let i = 0; i < 10; i++) {
+          assertInvalidClient(await tokenRequest(t, { ...bad, remoteAddress: attacker }), wrongSecret);
+        }
+        // the 11th attempt from that address is refused even with the right secret
+        const limited = await tokenRequest(t, { ...good, remoteAddress: attacker });
+        assert.equal(limited.status, 429, limited.text);
+        assert.equal(limited.headers['retry-after'], '300');
+        assert.equal(limited.body.access_token, undefined);
+        assertNoStore(limited);
+        // the real client, calling from elsewhere, is not locked out
+        assertTokenResponse(t, await tokenRequest(t, { ...good, remoteAddress: elsewhere }));
+        // other clients from the attacker's address are not affected either
+        assertTokenResponse(t, await tokenRequest(t, { ...json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }), remoteAddress: attacker }));
+        // still limited one second before the window ends
+        t.clock.advance(5 * 60_000 - 1000);
+        const almost = await tokenRequest(t, { ...good, remoteAddress: attacker });
+        assert.equal(almost.status, 429);
+        assert.equal(almost.headers['retry-after'], '1');
+        // after the window the address may try again
+        t.clock.advance(1000);
+        assertTokenResponse(t, await tokenRequest(t, { ...good, remoteAddress: attacker }));
+      });
+    });
+  });
+}
