@@ -1,11 +1,18 @@
-// Token-request parameters from a form or JSON body. Every value must be a single string;
-// a parameter sent twice is invalid_request (RFC 6749 section 3.2).
-import { invalidRequest } from './errors.js';
+// Token-request parameters from a form or JSON body. Every value must be a single string, and a
+// parameter sent twice is invalid_request (RFC 6749 section 3.2), in either body format.
+import { invalidRequest, OAuthError } from './errors.js';
 
 export type TokenParams = Partial<Record<string, string>>;
 
-/** Parses application/x-www-form-urlencoded, remembering parameters that appear twice. */
-export function parseForm(body: string): { params: TokenParams; repeated: string[] } {
+export interface ParsedParams {
+  params: TokenParams;
+  repeated: string[];
+  /** a value that is not a string (JSON numbers, arrays, objects) */
+  notString?: string;
+}
+
+/** application/x-www-form-urlencoded */
+export function parseForm(body: string): ParsedParams {
   const params: TokenParams = {};
   const repeated: string[] = [];
   for (const [key, value] of new URLSearchParams(body)) {
@@ -15,21 +22,38 @@ export function parseForm(body: string): { params: TokenParams; repeated: string
   return { params, repeated };
 }
 
-export const FORM_BODY = Symbol('form body');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** application/json: a flat object of strings. JSON.parse keeps the last of repeated keys, so
+ *  repeats are found in the text (a top-level key appearing as `"key":` more than once). */
+export function parseJson(body: string): ParsedParams {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw invalidRequest('malformed JSON body');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidRequest('the body must be a JSON object');
+  const params: TokenParams = {};
+  const repeated: string[] = [];
+  let notString: string | undefined;
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === null || v === undefined) continue;
+    if (typeof v !== 'string') notString ??= key;
+    else params[key] = v;
+    const occurrences = body.match(new RegExp(`"${escapeRegExp(JSON.stringify(key).slice(1, -1))}"\\s*:`, 'g'))?.length ?? 0;
+    if (occurrences > 1) repeated.push(key);
+  }
+  return { params, repeated, ...(notString ? { notString } : {}) };
+}
+
+export const PARSED_BODY = Symbol('token request body');
 
 export function tokenParams(body: unknown): TokenParams {
   if (body === undefined || body === null || body === '') throw invalidRequest('the request has no body; send grant_type and credentials');
-  if (typeof body === 'object' && FORM_BODY in body) {
-    const { params, repeated } = (body as { [FORM_BODY]: ReturnType<typeof parseForm> })[FORM_BODY];
-    if (repeated.length > 0) throw invalidRequest(`parameter sent more than once: ${[...new Set(repeated)].join(', ')}`);
-    return params;
-  }
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('the body must be a form or a JSON object');
-  const params: TokenParams = {};
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') throw invalidRequest(`parameter ${key} must be a string`);
-    params[key] = value;
-  }
-  return params;
+  if (typeof body !== 'object' || !(PARSED_BODY in body)) throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
+  const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
+  if (parsed.repeated.length > 0) throw invalidRequest(`parameter sent more than once: ${[...new Set(parsed.repeated)].join(', ')}`);
+  if (parsed.notString) throw invalidRequest(`parameter ${parsed.notString} must be a string`);
+  return parsed.params;
 }

@@ -9,7 +9,7 @@ import { authenticateClient, presentedCredentials } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
-import { FORM_BODY, parseForm, tokenParams } from './params.js';
+import { PARSED_BODY, parseForm, parseJson, tokenParams } from './params.js';
 
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
 export const GRANT_TYPES = ['client_credentials'] as const;
@@ -25,8 +25,16 @@ interface Options {
 export async function registerTokenEndpoint(app: FastifyInstance, opts: Options): Promise<void> {
   const throttle = new FailureThrottle(opts.clock);
   await app.register(async (scope) => {
+    // both body formats keep enough of the raw text to refuse repeated parameters
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-      done(null, { [FORM_BODY]: parseForm(body as string) });
+      done(null, { [PARSED_BODY]: parseForm(body as string) });
+    });
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      try {
+        done(null, { [PARSED_BODY]: parseJson(body as string) });
+      } catch (err) {
+        done(err as Error, undefined);
+      }
     });
     scope.setErrorHandler((err, request, reply) => sendOAuthError(err, request, reply, opts.metrics));
     scope.post(TOKEN_PATH, async (request, reply) => {

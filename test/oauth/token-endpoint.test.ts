@@ -291,6 +291,15 @@ for (const engine of engines()) {
         assertOAuthError(await tokenRequest(t, form(undefined, post)), 400, 'invalid_request');
         // the JSON form of a repeat: a list where one value belongs
         assertOAuthError(await tokenRequest(t, json(auth, { grant_type: ['client_credentials', 'client_credentials'] })), 400, 'invalid_request');
+        // a key repeated in the JSON text (JSON.parse would keep the last one)
+        const repeatedJson = {
+          headers: { 'content-type': 'application/json', authorization: auth },
+          payload: '{"grant_type":"password", "grant_type" : "client_credentials"}',
+        };
+        assertOAuthError(await tokenRequest(t, repeatedJson), 400, 'invalid_request');
+        // a value that merely contains a key-like text is not a repeat
+        const lookalike = { ...repeatedJson, payload: '{"grant_type":"client_credentials","note":"x"}' };
+        assert.equal((await tokenRequest(t, lookalike)).status, 200);
       });
 
       it('rejects a missing grant_type with 400 invalid_request', async () => {
