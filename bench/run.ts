@@ -68,7 +68,8 @@ let shape = { partners: Math.max(2, Math.floor(tenants / 1000)), firstChild: 0, 
 if (count < tenants) {
   const started = Date.now();
   process.stderr.write(`seeding ${tenants} tenants on ${engine}…\n`);
-  shape = await seedTenants(db.kysely, { tenants, perPartner: 1000 }, BASE);
+  // one transaction: an interrupted load leaves nothing behind
+  shape = await db.kysely.transaction().execute((trx) => seedTenants(trx, { tenants, perPartner: 1000 }, BASE));
   process.stderr.write(`seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 

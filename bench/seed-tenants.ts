@@ -23,6 +23,8 @@ export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date)
   const last = shape.tenants + 1;
   const words = sql.raw(`array[${WORDS.map((w) => `'${w}'`).join(',')}]`);
   const b = base.toISOString();
+  // bulk statements run longer than the service's statement timeout
+  await sql`set local statement_timeout = 0`.execute(db);
 
   // top-level partners under 1; the other partners nest under a top-level one
   await sql`
@@ -49,7 +51,7 @@ export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date)
            case when i % 10 = 0 then ${sql.lit(b)}::timestamptz + ((i % 400) || ' days')::interval end,
            i % 50 <> 0,
            ${sql.lit(b)}::timestamptz + (i || ' seconds')::interval,
-           ${sql.lit(b)}::timestamptz + (i || ' seconds')::interval + ((i * 7919 % 100000) || ' seconds')::interval
+           ${sql.lit(b)}::timestamptz + (i || ' seconds')::interval + ((i::bigint * 7919 % 100000) || ' seconds')::interval
     from generate_series(${sql.lit(firstChild)}, ${sql.lit(last)}) as i
     join tenants p on p.id = ${sql.lit(firstPartner)} + (i % ${sql.lit(partners)})`.execute(db);
 

@@ -67,6 +67,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `id` arguments take the UUID or the client_id. */
 export function parseClientRef(ref: string): { id: string } | { clientId: string } {
   if (UUID.test(ref)) return { id: ref.toLowerCase() };
-  if (ref.length === 0 || ref.length > 128) throw badInput('id must be a client UUID or client_id', { field: 'id' });
+  // a NUL byte cannot be stored or compared in PostgreSQL text: reject it here, not as INTERNAL
+  if (ref.length === 0 || ref.length > 128 || ref.includes('\u0000')) throw badInput('id must be a client UUID or client_id', { field: 'id' });
   return { clientId: ref };
 }

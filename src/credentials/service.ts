@@ -134,6 +134,9 @@ export class CredentialService {
       tenantIds = scopes.filter((s) => can(caller.principal, s, 'clients.read', now)).map((s) => s.id);
     }
     for (const roleId of query.roleIDs ?? []) if (!isRoleId(roleId)) throw badInput(`unknown role id "${roleId}"`, { field: 'roleIDs' });
+    // a NUL byte cannot reach PostgreSQL text parameters (it would fail as INTERNAL)
+    if (query.name?.includes('\u0000')) throw badInput('name must not contain a NUL character', { field: 'name' });
+    if (query.clientIDs?.some((id) => id?.includes('\u0000'))) throw badInput('clientIDs must not contain a NUL character', { field: 'clientIDs' });
     return this.store.credentials.listClients({
       tenantIds,
       ...(query.name != null ? { name: query.name } : {}),

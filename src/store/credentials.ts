@@ -158,7 +158,10 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
         q = q.where(sql<boolean>`lower(name) like lower(${pattern})`);
       }
       if (f.clientIds !== undefined) {
-        const uuids = f.clientIds.filter((v) => /^[0-9a-f-]{36}$/i.test(v)).map((v) => v.toLowerCase());
+        // only well-formed UUIDs reach the uuid column (anything else would fail the cast)
+        const uuids = f.clientIds
+          .filter((v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v))
+          .map((v) => v.toLowerCase());
         q = q.where((eb) =>
           eb.or([
             eb('client_id', 'in', f.clientIds!.length ? f.clientIds! : ['']),

@@ -2,7 +2,7 @@
 // packages a service available to it (its own, or one of a partner above it) as a subscription
 // and assigns it to tenants below it. Managing needs 'subscriptions.manage' in that partner.
 import { randomUUID } from 'node:crypto';
-import { assertCan, can, reaches } from '../access/policy.js';
+import { assertCan, reaches } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, notFound } from '../errors.js';
@@ -133,7 +133,9 @@ export class SubscriptionService {
     const subscription = await this.store.subscriptions.findSubscription(checkUuid(subscriptionId, 'subscription_id'));
     const partner = subscription ? await this.store.tenants.findTenant(subscription.partnerTenantId) : undefined;
     const now = this.clock.now();
-    if (!subscription || !partner || !reaches(caller.principal, scopeOf(partner), now) || !can(caller.principal, scopeOf(partner), 'subscriptions.read', now)) {
+    // docs/authorization.md: NOT_FOUND only where the caller does not see the partner; one it sees
+    // (Support staff, once the partner consented, included) but may not manage is FORBIDDEN below
+    if (!subscription || !partner || !reaches(caller.principal, scopeOf(partner), now)) {
       throw notFound('Subscription');
     }
     return { subscription, partner };

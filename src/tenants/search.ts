@@ -45,7 +45,9 @@ export interface ParsedTenantsQuery {
 
 function matcher(raw: string, field: string): { pattern: string; wildcard: boolean } {
   if (raw.length === 0 || raw.length > 200) throw badInput(`${field} must be 1 to 200 characters`, { field });
-  return { pattern: likePattern(raw.trim()), wildcard: raw.includes('%') };
+  const wildcard = raw.includes('%');
+  // without `%` the text is compared with `=`, so it must not carry LIKE escapes (`a_b`, not `a\_b`)
+  return { pattern: wildcard ? likePattern(raw.trim()) : raw.trim().normalize('NFKC').toLowerCase(), wildcard };
 }
 
 function timeRange(input: TenantsQueryInput['createdTimeFilter'], field: string): TimeRange | undefined {

@@ -237,9 +237,11 @@ export class TenantService {
       if (!locked) throw notFound('Tenant');
       const patch: TenantPatch = { ...edits };
       let envs: Map<string, boolean> | undefined;
+      let envsChanged = false;
       if (changes.length > 0 || input.disable) {
         const current = new Map((await tx.tenants.environments([tenant.id])).map((e) => [e.name, e.enabled]));
         envs = applyEnvironmentChanges(current, changes, input.disable === true);
+        envsChanged = [...envs].some(([name, enabled]) => current.get(name) !== enabled);
         const active = isActive(envs);
         if (tenant.id === ROOT_TENANT_ID && !active) throw badInput('the vendor tenant cannot be disabled', { field: 'environments' });
         patch.enabled = active;
@@ -252,6 +254,10 @@ export class TenantService {
       }
       if (input.expiresAt != null) patch.expiresAt = input.expiresAt;
       if (input.clearExpiration) patch.expiresAt = null;
+      // a request that only restates the current state is a no-op: updated_at stays, no audit event
+      const same = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
+      const changed = envsChanged || (Object.keys(patch) as (keyof TenantPatch)[]).some((k) => k !== 'updatedAt' && !same(patch[k], locked[k]));
+      if (!changed) return locked;
       if (envs) await tx.tenants.setEnvironments(tenant.id, envs, now);
       await tx.tenants.updateTenant(tenant.id, patch);
       await tx.audit.insertEvent({

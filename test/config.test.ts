@@ -1,0 +1,270 @@
+// Unit tests of src/config.ts: the defaults of CONTRACT.md's table, one clear problem per invalid
+// variable (all reported at once, none echoing a secret), and flags that override variables.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, flagsToVariables, KNOWN_VARIABLES, loadConfig, REGIONS } from '../src/config.js';
+
+function problemsOf(env: Record<string, string>, overrides: Record<string, string> = {}): string[] {
+  try {
+    loadConfig(env, overrides);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, String(err));
+    return err.problems;
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig defaults (CONTRACT.md)', () => {
+  it('match the table with an empty environment', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.dataDir, './data');
+    assert.equal(c.region, 'us1');
+    assert.equal(c.baseUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.tenantsUrl, c.baseUrl);
+    assert.equal(c.tokenTtlSeconds, 36000);
+    assert.equal(c.clientCreateLimit, 10);
+    assert.equal(c.expiryGraceDays, 60);
+    assert.equal(c.ssoAllowPrivateUrls, false);
+    assert.equal(c.vendorName, 'Vendor');
+    assert.deepEqual(c.bootstrap, { clientId: undefined, clientSecret: undefined, adminEmail: undefined, adminPassword: undefined });
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.encryptionKey, undefined);
+    assert.equal(c.graphqlIntrospection, false, 'introspection is off unless asked for');
+  });
+
+  it('treats an empty variable as unset', () => {
+    const c = loadConfig({ PORT: '', GATEHOUSE_REGION: '', DATABASE_URL: '', LOG_LEVEL: '', GATEHOUSE_TOKEN_TTL: '' });
+    assert.equal(c.port, 8080);
+    assert.equal(c.region, 'us1');
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.tokenTtlSeconds, 36000);
+  });
+
+  it('derives the base URL from HOST and PORT, and the tenants URL from the base URL', () => {
+    assert.equal(loadConfig({ HOST: '10.1.2.3', PORT: '9000' }).baseUrl, 'http://10.1.2.3:9000');
+    assert.equal(loadConfig({ HOST: '::1', PORT: '9000' }).baseUrl, 'http://[::1]:9000');
+    // a wildcard listen address is not an address anyone can reach: loopback stands in
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).baseUrl, 'http://127.0.0.1:9000');
+    const c = loadConfig({ GATEHOUSE_BASE_URL: 'https://auth.example.com/' });
+    assert.equal(c.baseUrl, 'https://auth.example.com', 'a trailing slash is dropped');
+    assert.equal(c.tenantsUrl, 'https://auth.example.com');
+    assert.equal(loadConfig({ GATEHOUSE_BASE_URL: 'https://a.example', GATEHOUSE_TENANTS_URL: 'https://t.example' }).tenantsUrl, 'https://t.example');
+  });
+
+  it('reads every documented variable', () => {
+    const c = loadConfig({
+      PORT: '9001',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgresql://u:p@db:5432/gatehouse',
+      GATEHOUSE_DATA_DIR: '/var/lib/gatehouse',
+      GATEHOUSE_REGION: 'eu2',
+      GATEHOUSE_TOKEN_TTL: '600',
+      GATEHOUSE_CLIENT_CREATE_LIMIT: '3',
+      GATEHOUSE_EXPIRY_GRACE_DAYS: '0',
+      GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true',
+      GATEHOUSE_VENDOR_NAME: 'Acme',
+      GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin',
+      GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 's'.repeat(32),
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: 'root@example.com',
+      GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: 'p'.repeat(12),
+      GATEHOUSE_ENCRYPTION_KEY: 'ab'.repeat(32),
+      GATEHOUSE_GRAPHQL_INTROSPECTION: 'yes',
+      GATEHOUSE_LAST_USED_FLUSH_SECONDS: '5',
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(c.port, 9001);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.databaseUrl, 'postgresql://u:p@db:5432/gatehouse');
+    assert.equal(c.dataDir, '/var/lib/gatehouse');
+    assert.equal(c.region, 'eu2');
+    assert.equal(c.tokenTtlSeconds, 600);
+    assert.equal(c.clientCreateLimit, 3);
+    assert.equal(c.expiryGraceDays, 0);
+    assert.equal(c.ssoAllowPrivateUrls, true);
+    assert.equal(c.vendorName, 'Acme');
+    assert.deepEqual(c.bootstrap, {
+      clientId: 'root-admin',
+      clientSecret: 's'.repeat(32),
+      adminEmail: 'root@example.com',
+      adminPassword: 'p'.repeat(12),
+    });
+    assert.deepEqual(c.encryptionKey, Buffer.alloc(32, 0xab));
+    assert.equal(c.graphqlIntrospection, true);
+    assert.equal(c.lastUsedFlushSeconds, 5);
+    assert.equal(c.logLevel, 'warn');
+  });
+
+  it('accepts every region of the contract', () => {
+    assert.deepEqual([...REGIONS], ['us1', 'us2', 'us3', 'eu1', 'eu2']);
+    for (const region of REGIONS) assert.equal(loadConfig({ GATEHOUSE_REGION: region }).region, region);
+  });
+
+  it('accepts the encryption key as hex or base64', () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('hex') }).encryptionKey, key);
+    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
+  });
+
+  it('reads booleans as true/false, 1/0, yes/no in any case', () => {
+    for (const v of ['true', 'TRUE', '1', 'yes', 'Yes']) assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, true, v);
+    for (const v of ['false', 'False', '0', 'no', 'NO']) assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, false, v);
+  });
+
+  it('lets an override (a flag) win over the environment', () => {
+    assert.equal(loadConfig({ PORT: '1000' }, { PORT: '2000' }).port, 2000);
+    assert.equal(loadConfig({ GATEHOUSE_DATA_DIR: '/env' }, { GATEHOUSE_DATA_DIR: '/flag' }).dataDir, '/flag');
+  });
+});
+
+describe('loadConfig problems', () => {
+  // [variable, bad value, extra valid variables needed to isolate the problem]
+  const cases: [string, string, Record<string, string>?][] = [
+    ['PORT', 'abc'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', ' 80'],
+    ['DATABASE_URL', 'mysql://root:hunter2@db/gatehouse'],
+    ['DATABASE_URL', 'localhost:5432'],
+    ['GATEHOUSE_REGION', 'mars'],
+    ['GATEHOUSE_REGION', 'US1'],
+    ['GATEHOUSE_BASE_URL', 'ftp://example.com'],
+    ['GATEHOUSE_BASE_URL', 'not a url'],
+    ['GATEHOUSE_BASE_URL', 'https://example.com/?x=1'],
+    ['GATEHOUSE_BASE_URL', 'https://example.com/#top'],
+    ['GATEHOUSE_TENANTS_URL', 'javascript:alert(1)'],
+    ['GATEHOUSE_TOKEN_TTL', '0'],
+    ['GATEHOUSE_TOKEN_TTL', '59'],
+    ['GATEHOUSE_TOKEN_TTL', '1h'],
+    ['GATEHOUSE_TOKEN_TTL', String(7 * 24 * 3600 + 1)],
+    ['GATEHOUSE_CLIENT_CREATE_LIMIT', '0'],
+    ['GATEHOUSE_CLIENT_CREATE_LIMIT', 'ten'],
+    ['GATEHOUSE_EXPIRY_GRACE_DAYS', '-5'],
+    ['GATEHOUSE_EXPIRY_GRACE_DAYS', '3651'],
+    ['GATEHOUSE_SSO_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['GATEHOUSE_BOOTSTRAP_CLIENT_ID', 'has space', { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(40) }],
+    ['GATEHOUSE_BOOTSTRAP_CLIENT_ID', 'ab', { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(40) }],
+    ['GATEHOUSE_BOOTSTRAP_CLIENT_SECRET', 'short-secret-123', { GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }],
+    ['GATEHOUSE_BOOTSTRAP_CLIENT_SECRET', 'y'.repeat(257), { GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }],
+    ['GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL', 'not-an-email'],
+    ['GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD', 'short-pw'],
+    ['GATEHOUSE_ENCRYPTION_KEY', 'deadbeef'],
+    ['GATEHOUSE_ENCRYPTION_KEY', 'ab'.repeat(31)],
+    ['GATEHOUSE_GRAPHQL_INTROSPECTION', 'on'],
+    ['GATEHOUSE_LAST_USED_FLUSH_SECONDS', '0'],
+    ['LOG_LEVEL', 'verbose'],
+  ];
+  /** values that may hold credentials: a problem line must not repeat them */
+  const SECRET_VARIABLES = new Set([
+    'DATABASE_URL',
+    'GATEHOUSE_BOOTSTRAP_CLIENT_SECRET',
+    'GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD',
+    'GATEHOUSE_ENCRYPTION_KEY',
+  ]);
+
+  for (const [name, value, extra] of cases) {
+    it(`${name}=${JSON.stringify(value.length > 40 ? value.slice(0, 12) + '…' : value)} is one problem naming ${name}`, () => {
+      const problems = problemsOf({ ...extra, [name]: value });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      const [problem] = problems as [string];
+      assert.ok(problem.startsWith(`${name}: `) || problem.startsWith(`${name} `), problem);
+      assert.equal(problem.includes('\n'), false, 'one line');
+      if (SECRET_VARIABLES.has(name)) assert.equal(problem.includes(value), false, `the problem does not echo the value: ${problem}`);
+    });
+  }
+
+  it('reports a bootstrap client id without a secret (and the reverse), naming both variables', () => {
+    for (const env of [{ GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }, { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'z'.repeat(40) }] as Record<string, string>[]) {
+      const problems = problemsOf(env);
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(problems[0]!, /GATEHOUSE_BOOTSTRAP_CLIENT_ID/);
+      assert.match(problems[0]!, /GATEHOUSE_BOOTSTRAP_CLIENT_SECRET/);
+      assert.equal(problems[0]!.includes('z'.repeat(40)), false);
+    }
+  });
+
+  it('reports every problem at once, one line each, in the error message too', () => {
+    const env = {
+      PORT: 'abc',
+      GATEHOUSE_REGION: 'mars',
+      GATEHOUSE_TOKEN_TTL: '1',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+      GATEHOUSE_GRAPHQL_INTROSPECTION: 'perhaps',
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: 'nobody',
+    };
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (err) {
+      error = err;
+    }
+    assert.ok(error instanceof ConfigError);
+    assert.equal(error.name, 'ConfigError');
+    assert.equal(error.problems.length, Object.keys(env).length, error.problems.join('\n'));
+    for (const name of Object.keys(env)) {
+      assert.equal(error.problems.filter((p) => p.startsWith(`${name}: `)).length, 1, `one problem names ${name}`);
+    }
+    assert.deepEqual(error.message.split('\n'), error.problems);
+  });
+
+  it('validates overrides exactly like the environment', () => {
+    const problems = problemsOf({ PORT: '8080' }, { PORT: 'x' });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /^PORT: /);
+  });
+});
+
+describe('flagsToVariables', () => {
+  it('maps --port 9000 and --port=1', () => {
+    assert.deepEqual(flagsToVariables(['serve', '--port', '9000']), { vars: { PORT: '9000' }, rest: ['serve'] });
+    assert.deepEqual(flagsToVariables(['--port=1', 'serve']), { vars: { PORT: '1' }, rest: ['serve'] });
+  });
+
+  it('maps --data-dir and --database-url, with or without =', () => {
+    assert.deepEqual(flagsToVariables(['serve', '--data-dir', '/tmp/gh', '--database-url=postgres://u@h/db?sslmode=require']), {
+      vars: { GATEHOUSE_DATA_DIR: '/tmp/gh', DATABASE_URL: 'postgres://u@h/db?sslmode=require' },
+      rest: ['serve'],
+    });
+    assert.deepEqual(flagsToVariables(['--database-url', 'postgres://h/db', '--data-dir=./d']).vars, {
+      DATABASE_URL: 'postgres://h/db',
+      GATEHOUSE_DATA_DIR: './d',
+    });
+  });
+
+  it('maps every known variable by its flag name, with or without the GATEHOUSE_ prefix', () => {
+    assert.deepEqual(flagsToVariables(['--region', 'eu1', '--gatehouse-token-ttl=60', '--log-level', 'debug', '--host=0.0.0.0']).vars, {
+      GATEHOUSE_REGION: 'eu1',
+      GATEHOUSE_TOKEN_TTL: '60',
+      LOG_LEVEL: 'debug',
+      HOST: '0.0.0.0',
+    });
+    for (const name of KNOWN_VARIABLES) {
+      const flag = `--${name.replace(/^GATEHOUSE_/, '').toLowerCase().replace(/_/g, '-')}`;
+      assert.deepEqual(flagsToVariables([flag, 'v']).vars, { [name]: 'v' }, flag);
+    }
+  });
+
+  it('leaves commands, unknown flags and --help alone', () => {
+    assert.deepEqual(flagsToVariables(['--help']), { vars: {}, rest: ['--help'] });
+    assert.deepEqual(flagsToVariables(['serve', '--verbose', 'x']), { vars: {}, rest: ['serve', '--verbose', 'x'] });
+    assert.deepEqual(flagsToVariables(['migrate']), { vars: {}, rest: ['migrate'] });
+  });
+
+  it('keeps a value that looks like a flag (--port=--x) and gives a trailing flag an empty value', () => {
+    assert.deepEqual(flagsToVariables(['--port=--x']).vars, { PORT: '--x' });
+    assert.deepEqual(flagsToVariables(['serve', '--port']), { vars: { PORT: '' }, rest: ['serve'] });
+  });
+
+  it('feeds loadConfig: the flag overrides the variable', () => {
+    const { vars } = flagsToVariables(['serve', '--port', '9123', '--data-dir=/srv/gh']);
+    const c = loadConfig({ PORT: '8000', GATEHOUSE_DATA_DIR: '/env/dir' }, vars);
+    assert.equal(c.port, 9123);
+    assert.equal(c.dataDir, '/srv/gh');
+    assert.equal(c.baseUrl, 'http://127.0.0.1:9123');
+  });
+});
