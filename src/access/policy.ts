@@ -22,9 +22,19 @@ export function rolesIn(principal: Principal, scope: TenantScope, now: Date): Se
   return roles;
 }
 
-/** Whether the principal may act in the tenant at all (some role reaches it, or it is home). */
+/**
+ * Support staff hold nothing but Support: they see exactly the tenants that allow support
+ * access (CONTRACT.md), not even their own home tenant.
+ */
+export function supportOnly(principal: Principal, now: Date): boolean {
+  const live = principal.assignments.filter((a) => a.expiresAt === null || a.expiresAt > now);
+  return live.length > 0 && live.every((a) => a.roleId === ROLE_IDS.Support);
+}
+
+/** Whether the principal sees the tenant: some role reaches it, or it is home (Support: see above). */
 export function reaches(principal: Principal, scope: TenantScope, now: Date): boolean {
-  return principal.tenantId === scope.id || rolesIn(principal, scope, now).size > 0;
+  if (rolesIn(principal, scope, now).size > 0) return true;
+  return principal.tenantId === scope.id && !supportOnly(principal, now);
 }
 
 export function can(principal: Principal, scope: TenantScope, permission: Permission, now: Date): boolean {

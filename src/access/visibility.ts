@@ -4,6 +4,7 @@
 import type { TenantStore } from '../tenants/store.js';
 import type { Visibility } from '../tenants/model.js';
 import type { Principal } from './principal.js';
+import { supportOnly } from './policy.js';
 import { ROLE_IDS, ROOT_TENANT_ID } from './roles.js';
 
 export async function visibilityFor(principal: Principal, tenants: Pick<TenantStore, 'findScopes'>, now: Date): Promise<Visibility> {
@@ -14,7 +15,7 @@ export async function visibilityFor(principal: Principal, tenants: Pick<TenantSt
   return {
     kind: 'some',
     subtreePaths: scopes.map((s) => s.path),
-    homeId: principal.tenantId,
+    homeId: supportOnly(principal, now) ? null : principal.tenantId,
     supportEnabled: live.some((a) => a.roleId === ROLE_IDS.Support),
   };
 }

@@ -245,7 +245,7 @@ export class CredentialService {
   async authenticate(clientId: string, secret: string): Promise<{ clientUuid: string; clientId: string; tenantId: string; secretId: string } | undefined> {
     const now = this.clock.now();
     const presented = hashSecret(secret);
-    if (!plausibleSecret(secret) || clientId.length === 0 || clientId.length > 128) return undefined;
+    if (!plausibleSecret(secret) || clientId.length === 0 || clientId.length > 128 || clientId.includes('\u0000')) return undefined;
     const client = await this.store.credentials.findAuthClient(clientId);
     if (!client || client.environment !== this.settings.region) return undefined;
     let match: string | undefined;

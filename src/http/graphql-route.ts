@@ -23,6 +23,13 @@ interface Options {
   clock: Clock;
 }
 
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  return false;
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export async function registerGraphQLRoute(app: FastifyInstance, opts: Options): Promise<void> {
@@ -49,6 +56,9 @@ async function handle(request: FastifyRequest, reply: FastifyReply, opts: Option
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
     throw badInput('"operationName" must be a string');
   }
+
+  // PostgreSQL text cannot hold NUL: refuse it here, with a clear answer, before any query
+  if (/\\u0000|\u0000/.test(body.query) || hasNul(variables)) throw badInput('text must not contain NUL characters');
 
   const prepared = opts.executor.prepare(body.query);
   const logInternal = (err: unknown) => request.log.error({ err }, 'resolver failed');

@@ -88,6 +88,9 @@ export class LabelService {
 
   async update(caller: Caller, labelId: string, input: LabelInput): Promise<TenantLabel> {
     return this.change(caller, labelId, 'label.updated', async (tx, label, now) => {
+      if (input.restricted != null && input.restricted !== label.restricted) {
+        throw badInput('restricted is decided when a label is created', { field: 'restricted' });
+      }
       if (input.owner_partner_tenant_id && input.owner_partner_tenant_id !== label.ownerPartnerTenantId) {
         throw badInput('a label keeps its owner; delete it and create another to change owners', { field: 'owner_partner_tenant_id' });
       }

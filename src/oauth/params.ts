@@ -55,5 +55,8 @@ export function tokenParams(body: unknown): TokenParams {
   const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
   if (parsed.repeated.length > 0) throw invalidRequest(`parameter sent more than once: ${[...new Set(parsed.repeated)].join(', ')}`);
   if (parsed.notString) throw invalidRequest(`parameter ${parsed.notString} must be a string`);
+  if (Object.entries(parsed.params).some(([k, v]) => k.includes('\u0000') || v!.includes('\u0000'))) {
+    throw invalidRequest('parameters must not contain NUL characters');
+  }
   return parsed.params;
 }

@@ -84,9 +84,10 @@ const inSubtree = (eb: EB, path: string) => eb('tenants.path', 'like', `${path}%
 /** The visibility predicate: own tenant, subtrees of role-holding tenants, support-enabled tenants. */
 function visibleTo(eb: EB, v: Visibility, now: Date): Expression<SqlBool> {
   if (v.kind === 'all') return sql<boolean>`true`;
-  const ors: Expression<SqlBool>[] = [eb('tenants.id', '=', v.homeId), ...v.subtreePaths.map((p) => inSubtree(eb, p))];
+  const ors: Expression<SqlBool>[] = v.subtreePaths.map((p) => inSubtree(eb, p));
+  if (v.homeId !== null) ors.push(eb('tenants.id', '=', v.homeId));
   if (v.supportEnabled) ors.push(supportActive(eb, now));
-  return eb.or(ors);
+  return ors.length > 0 ? eb.or(ors) : sql<boolean>`false`;
 }
 
 const likeOrEqual = (eb: EB, column: 'tenants.name_normalized', m: { pattern: string; wildcard: boolean }) =>

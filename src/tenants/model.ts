@@ -191,8 +191,8 @@ export type Visibility =
       kind: 'some';
       /** tenants where the caller holds a role: they and their descendants are visible */
       subtreePaths: string[];
-      /** the caller's own tenant */
-      homeId: string;
+      /** the caller's own tenant (null for Support staff, who see only consenting tenants) */
+      homeId: string | null;
       /** Support staff: tenants with support access on */
       supportEnabled: boolean;
     };

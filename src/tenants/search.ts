@@ -46,6 +46,8 @@ export interface ParsedTenantsQuery {
 function matcher(raw: string, field: string): { pattern: string; wildcard: boolean } {
   if (raw.length === 0 || raw.length > 200) throw badInput(`${field} must be 1 to 200 characters`, { field });
   const wildcard = raw.includes('%');
+  // stored names have their whitespace collapsed; so has the search text
+  raw = raw.replace(/\s+/g, ' ');
   // without `%` the text is compared with `=`, so it must not carry LIKE escapes (`a_b`, not `a\_b`)
   return { pattern: wildcard ? likePattern(raw.trim()) : raw.trim().normalize('NFKC').toLowerCase(), wildcard };
 }

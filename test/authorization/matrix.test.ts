@@ -882,7 +882,10 @@ for (const engine of engines()) {
           await setSupport(w, supOnly ? actorName !== 'sup.off' : true, supOnly ? actorName === 'sup.P1C1' : true);
           const all = await rows(w, sql`select id::text as id, parent_id::text as parent, path, support_enabled from tenants`);
           const sees = (t: { id: string; path: string; support_enabled: boolean }) =>
-            t.id === actor.home || actor.roleTenants.some((r) => t.path.split('.').includes(r)) || (actor.support && t.support_enabled);
+            // Support staff see exactly the consenting tenants, not their home tenant (CONTRACT.md)
+            (t.id === actor.home && !actor.support) ||
+            actor.roleTenants.some((r) => t.path.split('.').includes(r)) ||
+            (actor.support && t.support_enabled);
           const visible = new Set(all.filter(sees).map((t) => t.id as string));
           const children = (id: string) =>
             all

@@ -56,17 +56,26 @@ export async function openTestDb(engine: Engine): Promise<Db> {
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
+  const dropSchema = async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`drop schema if exists ${schema} cascade`);
+    await c.end();
+  };
   const db = await openDb({ engine: 'postgres', url, schema, poolSize: 8 });
-  await migrateToLatest(db.kysely);
+  try {
+    await migrateToLatest(db.kysely);
+  } catch (err) {
+    await db.close();
+    await dropSchema();
+    throw err;
+  }
   const close = db.close;
   return {
     ...db,
     close: async () => {
       await close();
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
+      await dropSchema();
     },
   };
 }

@@ -408,8 +408,8 @@ for (const engine of engines()) {
         callers.push({ label: `${role} in ${tenant.id}`, token: c.token, sees: inSubtree(tenant) });
       }
       const support = await clientWithRoles(t, '1', [ROLE_IDS.Support]);
-      // its home tenant 1, and the tenants with support access on (docs/authorization.md)
-      callers.push({ label: 'Support', token: support.token, sees: (m) => m.id === '1' || supportOn(m) });
+      // exactly the tenants with support access on (CONTRACT.md), not its home tenant 1
+      callers.push({ label: 'Support', token: support.token, sees: (m) => supportOn(m) });
     });
     after(() => t?.close());
 

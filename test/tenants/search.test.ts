@@ -534,14 +534,15 @@ for (const engine of engines()) {
         assert.deepEqual(await ids({ name: w.A }, admin.token), [], 'not its parent, even by id');
       });
 
-      it('a Support client sees exactly the support-enabled tenants (besides its home tenant 1)', async () => {
+      it('a Support client sees exactly the support-enabled tenants (not even its home tenant 1)', async () => {
         const support = await clientWithRoles(t, '1', [ROLE_IDS.Support]);
-        // docs/authorization.md: a principal always sees its home tenant; Support's home is 1
-        assert.deepEqual(await ids({}, support.token), byId(['1', w.a2, w.b1]));
+        // CONTRACT.md: Support staff read exactly the tenants whose support_enabled is true
+        assert.deepEqual(await ids({}, support.token), byId([w.a2, w.b1]));
         assert.deepEqual(await ids({ withSupport: true }, support.token), byId([w.a2, w.b1]));
+        assert.deepEqual(await ids({ withSupport: false }, support.token), []);
         assert.deepEqual(await ids({ forHierarchies: [w.A] }, support.token), [w.a2]);
         const p = await search({ maxResults: 1 }, support.token);
-        assert.deepEqual([p.count, p.hasMore, p.totalCount], [1, true, 3]);
+        assert.deepEqual([p.count, p.hasMore, p.totalCount], [1, true, 2]);
       });
     });
 
@@ -628,7 +629,7 @@ for (const engine of engines()) {
 
       assert.deepEqual(await find({ withSupport: true }), [boxed, open]);
       assert.deepEqual(await find({ forHierarchies: [partner], withSupport: false }), [partner]);
-      assert.deepEqual(await find({}, support.token), ['1', boxed, open]);
+      assert.deepEqual(await find({}, support.token), [boxed, open]);
 
       t.clock.advance(29 * 60_000);
       assert.deepEqual(await find({ withSupport: true }), [boxed, open], 'still on a minute before the end');
@@ -639,8 +640,8 @@ for (const engine of engines()) {
       const page = ok(await tq(t, root, SEARCH, { q: { ids: [boxed] } })).tenants as Page;
       assert.equal(page.results[0]!.support_enabled, false);
       // Support staff lose sight of it
-      assert.deepEqual(await find({}, support.token), ['1', open]);
-      assert.equal((ok(await tq(t, support.token, SEARCH, { q: {} })).tenants as Page).totalCount, 2);
+      assert.deepEqual(await find({}, support.token), [open]);
+      assert.equal((ok(await tq(t, support.token, SEARCH, { q: {} })).tenants as Page).totalCount, 1);
     });
   });
 }

@@ -22,6 +22,12 @@ export async function serveCommand(config: Config): Promise<number> {
   if (service.bootstrapped) process.stdout.write(formatBootstrapNotice(service.bootstrapped));
   await service.app.listen({ port: config.port, host: config.host });
   logger.info({ engine: db.engine, region: config.region, baseUrl: config.baseUrl }, 'gatehouse serving');
+  if (config.databaseUrl && !config.encryptionKey) {
+    logger.warn(
+      'GATEHOUSE_ENCRYPTION_KEY is not set: the signing key is sealed with a key file in GATEHOUSE_DATA_DIR; ' +
+        'other processes on this database need the same key (set GATEHOUSE_ENCRYPTION_KEY and GATEHOUSE_BASE_URL alike on all of them)',
+    );
+  }
 
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {

@@ -1,0 +1,68 @@
+// Text the database cannot store (NUL) and text that only differs in spacing get clear answers.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+import { CREATE_CLIENT, rowCounts } from '../helpers/seed.js';
+import { createTenant, tq } from '../helpers/tenants.js';
+
+for (const engine of engines()) {
+  describe(`input hygiene (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    it('a NUL in GraphQL variables or in the document is BAD_USER_INPUT, not INTERNAL', async () => {
+      const before = await rowCounts(t);
+      const inVariable = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'nul\u0000name' });
+      assert.equal(inVariable.status, 400);
+      assert.equal(inVariable.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      assert.match(inVariable.body.errors[0].message, /NUL/);
+      const inDocument = await tq(t, await t.rootToken(), '{ tenants(tenantsQuery: {name: "a\\u0000b"}) { count } }');
+      assert.equal(inDocument.status, 400);
+      assert.equal(inDocument.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('a NUL in token-request credentials is invalid_request or invalid_client, never a 500', async () => {
+      const body = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/token',
+        headers: { 'content-type': 'application/json' },
+        payload: { grant_type: 'client_credentials', client_id: 'root\u0000admin', client_secret: ROOT_CLIENT_SECRET },
+      });
+      assert.equal(body.status, 400);
+      assert.equal(body.body.error, 'invalid_request');
+      const basic = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/token',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Basic ' + Buffer.from(`root\u0000admin:${ROOT_CLIENT_SECRET}`).toString('base64'),
+        },
+        payload: { grant_type: 'client_credentials' },
+      });
+      assert.equal(basic.status, 401);
+      assert.equal(basic.body.error, 'invalid_client');
+      assert.ok(await t.token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET));
+    });
+
+    it('name search collapses whitespace like stored names', async () => {
+      const id = await createTenant(t, '1', { name: 'Spaced   Out  Tenant' });
+      const res = await tq(t, await t.rootToken(), `{ tenants(tenantsQuery: {name: "  spaced out\\ttenant "}) { results { id name } } }`);
+      assert.deepEqual(res.body.data.tenants.results, [{ id, name: 'Spaced Out Tenant' }]);
+    });
+
+    it('restricted cannot be switched on by updateTenantLabel', async () => {
+      const tenant = await createTenant(t, '1');
+      const created = await tq(t, await t.rootToken(), `mutation($t: ID!) { createTenantLabel(tenant_id: $t, label_input: {name: "plain"}) { id } }`, { t: tenant });
+      const id = created.body.data.createTenantLabel.id;
+      const res = await tq(t, await t.rootToken(), `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "plain", restricted: true}) { restricted } }`, { id });
+      assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      const after = await tq(t, await t.rootToken(), `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "still-plain"}) { name restricted } }`, { id });
+      assert.deepEqual(after.body.data.updateTenantLabel, { name: 'still-plain', restricted: false });
+    });
+  });
+}
