@@ -11,11 +11,16 @@ export async function visibilityFor(principal: Principal, tenants: Pick<TenantSt
   const live = principal.assignments.filter((a) => a.expiresAt === null || a.expiresAt > now);
   const subtreeRoles = live.filter((a) => a.roleId !== ROLE_IDS.Support);
   if (subtreeRoles.some((a) => a.tenantId === ROOT_TENANT_ID)) return { kind: 'all' };
-  const scopes = await tenants.findScopes([...new Set(subtreeRoles.map((a) => a.tenantId))]);
+  const roleTenants = new Set(subtreeRoles.map((a) => a.tenantId));
+  const scopes = await tenants.findScopes([...new Set([...roleTenants, principal.tenantId])]);
+  const subtreePaths = scopes.filter((s) => roleTenants.has(s.id)).map((s) => s.path);
+  const home = scopes.find((s) => s.id === principal.tenantId);
+  // the home tenant counts on its own only when no role subtree already holds it
+  const homeCovered = home !== undefined && subtreePaths.some((p) => home.path.startsWith(p));
   return {
     kind: 'some',
-    subtreePaths: scopes.map((s) => s.path),
-    homeId: supportOnly(principal, now) ? null : principal.tenantId,
+    subtreePaths,
+    homeId: supportOnly(principal, now) || homeCovered ? null : principal.tenantId,
     supportEnabled: live.some((a) => a.roleId === ROLE_IDS.Support),
   };
 }

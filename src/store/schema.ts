@@ -32,6 +32,15 @@ export interface TenantsTable {
   enabled: Generated<boolean>;
 }
 
+/** maintained by a trigger on tenants (migration 20261122T1900); never written by the app */
+export interface TenantClosureTable {
+  ancestor_id: Int8;
+  tenant_id: Int8;
+  name_normalized: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface TenantEnvironmentsTable {
   id: string;
   tenant_id: Int8;
@@ -161,6 +170,7 @@ export interface AuditEventsTable {
 
 export interface Database {
   tenants: TenantsTable;
+  tenant_closure: TenantClosureTable;
   tenant_environments: TenantEnvironmentsTable;
   tenant_labels: TenantLabelsTable;
   services: ServicesTable;

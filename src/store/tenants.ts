@@ -164,6 +164,42 @@ const ORDER_COLUMN = {
   Name: 'tenants.name_normalized',
 } as const;
 
+const CLOSURE_ORDER_COLUMN = {
+  Id: 'c.tenant_id',
+  CreatedAt: 'c.created_at',
+  UpdatedAt: 'c.updated_at',
+  Name: 'c.name_normalized',
+} as const;
+
+interface ClosureScope {
+  /** tenants whose whole subtree is visible (none inside another) */
+  roots: string[];
+  /** the home tenant alone (visibility leaves it out when a root covers it) */
+  home: string | null;
+}
+
+/**
+ * Visibility made of subtrees (the usual partner or tenant caller) is served from the closure
+ * table; vendor-wide and Support visibility query tenants directly.
+ */
+function closureScope(v: Visibility): ClosureScope | undefined {
+  if (v.kind !== 'some' || v.supportEnabled) return undefined;
+  const paths = [...new Set(v.subtreePaths)];
+  const outer = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(q)));
+  const roots = outer.map((p) => p.split('.').filter(Boolean).pop()!);
+  // visibilityFor leaves homeId null when a subtree already holds the home tenant
+  return { roots, home: v.homeId };
+}
+
+type ClosureEB = ExpressionBuilder<Database & { c: Database['tenant_closure'] }, 'c' | 'tenants'>;
+
+function inClosureScope(eb: ClosureEB, scope: ClosureScope): Expression<SqlBool> {
+  const ors: Expression<SqlBool>[] = [];
+  if (scope.roots.length) ors.push(eb('c.ancestor_id', 'in', scope.roots));
+  if (scope.home) ors.push(eb.and([eb('c.ancestor_id', '=', scope.home), eb('c.tenant_id', '=', scope.home)]));
+  return ors.length ? eb.or(ors) : sql<boolean>`false`;
+}
+
 export function tenantStore(db: Kysely<Database>): TenantStore {
   const store: TenantStore = {
     async findScope(id) {
@@ -327,34 +363,64 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     },
 
     async search(s, visibility, window, now) {
-      const column = ORDER_COLUMN[s.orderBy];
+      const scope = closureScope(visibility);
       const dir = s.orderDir;
-      let q = db
-        .selectFrom('tenants')
-        .select(columns)
-        .where((eb) => filters(eb, s, visibility, now));
-      if (window.after) {
-        const after = window.after;
-        const value: unknown = s.orderBy === 'CreatedAt' || s.orderBy === 'UpdatedAt' ? new Date(after.value) : after.value;
-        const op = dir === 'asc' ? '>' : '<';
-        q =
-          s.orderBy === 'Id'
-            ? q.where('tenants.id', op, after.id)
-            : q.where((eb) => eb(eb.refTuple(column, 'tenants.id'), op, eb.tuple(value as never, after.id)));
+      const op = dir === 'asc' ? '>' : '<';
+      const after = window.after;
+      const value: unknown = after && (s.orderBy === 'CreatedAt' || s.orderBy === 'UpdatedAt') ? new Date(after.value) : after?.value;
+      let rows;
+      if (scope) {
+        // a partner-scoped view: walk the closure index of the visible subtrees in key order
+        const column = CLOSURE_ORDER_COLUMN[s.orderBy];
+        let q = db
+          .selectFrom('tenant_closure as c')
+          .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
+          .select(columns)
+          .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]));
+        if (after) {
+          q =
+            s.orderBy === 'Id'
+              ? q.where('c.tenant_id', op, after.id)
+              : q.where((eb) => eb(eb.refTuple(column, 'c.tenant_id'), op, eb.tuple(value as never, after.id)));
+        }
+        if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
+        q = q.orderBy('c.tenant_id', dir);
+        if (window.offset) q = q.offset(window.offset);
+        rows = await q.limit(window.limit).execute();
+      } else {
+        const column = ORDER_COLUMN[s.orderBy];
+        let q = db
+          .selectFrom('tenants')
+          .select(columns)
+          .where((eb) => filters(eb, s, visibility, now));
+        if (after) {
+          q =
+            s.orderBy === 'Id'
+              ? q.where('tenants.id', op, after.id)
+              : q.where((eb) => eb(eb.refTuple(column, 'tenants.id'), op, eb.tuple(value as never, after.id)));
+        }
+        if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
+        q = q.orderBy('tenants.id', dir);
+        if (window.offset) q = q.offset(window.offset);
+        rows = await q.limit(window.limit).execute();
       }
-      if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
-      q = q.orderBy('tenants.id', dir);
-      if (window.offset) q = q.offset(window.offset);
-      const rows = await q.limit(window.limit).execute();
       return rows.map(toTenant);
     },
 
     async count(s, visibility, now) {
-      const row = await db
-        .selectFrom('tenants')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where((eb) => filters(eb, s, visibility, now))
-        .executeTakeFirstOrThrow();
+      const scope = closureScope(visibility);
+      const row = scope
+        ? await db
+            .selectFrom('tenant_closure as c')
+            .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]))
+            .executeTakeFirstOrThrow()
+        : await db
+            .selectFrom('tenants')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where((eb) => filters(eb, s, visibility, now))
+            .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 

@@ -191,7 +191,7 @@ export type Visibility =
       kind: 'some';
       /** tenants where the caller holds a role: they and their descendants are visible */
       subtreePaths: string[];
-      /** the caller's own tenant (null for Support staff, who see only consenting tenants) */
+      /** the caller's own tenant, when no subtree holds it (null too for Support staff, who see only consenting tenants) */
       homeId: string | null;
       /** Support staff: tenants with support access on */
       supportEnabled: boolean;

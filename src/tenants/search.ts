@@ -40,7 +40,8 @@ export interface ParsedTenantsQuery {
   hierarchyIds: string[] | undefined;
   limit: number;
   cursor: string | undefined;
-  page: number;
+  /** page mode: set when pageNum was given (and no cursor); totalCount is filled only then */
+  page: number | undefined;
 }
 
 function matcher(raw: string, field: string): { pattern: string; wildcard: boolean } {
@@ -70,9 +71,9 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MAX_RESULTS) {
     throw badInput(`maxResults must be from 1 to ${MAX_MAX_RESULTS}`, { field: 'maxResults' });
   }
-  const page = q.pageNum ?? 1;
-  if (!Number.isInteger(page) || page < 1) throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
-  if ((page - 1) * limit > 1_000_000) throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
+  const page = q.pageNum ?? undefined;
+  if (page !== undefined && (!Number.isInteger(page) || page < 1)) throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
+  if (page !== undefined && (page - 1) * limit > 1_000_000) throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
 
   const search: ParsedTenantsQuery['search'] = { orderBy, orderDir };
   if (q.ids != null) search.ids = [...new Set(q.ids.map((id) => checkTenantId(id, 'ids')))];

@@ -96,11 +96,15 @@ export class TenantService {
     if (q.cursor !== undefined) {
       const after = decodeCursor(q.cursor, search.orderBy, search.orderDir);
       rows = await this.store.tenants.search(search, visibility, { after, limit: q.limit + 1 }, now);
-    } else {
+    } else if (q.page !== undefined) {
+      // page mode: an offset, and the total that only counting every match can give
       [rows, totalCount] = await Promise.all([
         this.store.tenants.search(search, visibility, { offset: (q.page - 1) * q.limit, limit: q.limit + 1 }, now),
         this.store.tenants.count(search, visibility, now),
       ]);
+    } else {
+      // neither: the first page of a cursor walk, which costs what every later page costs
+      rows = await this.store.tenants.search(search, visibility, { limit: q.limit + 1 }, now);
     }
     const results = rows.slice(0, q.limit);
     const last = results[results.length - 1];

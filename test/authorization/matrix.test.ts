@@ -111,7 +111,7 @@ async function setSupport(w: World, c1: boolean, p1: boolean): Promise<void> {
 
 // GraphQL documents
 const Q = {
-  tenants: `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids}) { count totalCount results { id } } }`,
+  tenants: `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids, pageNum: 1}) { count totalCount results { id } } }`,
   partnerSubscriptions: `query($p: ID) { partnerSubscriptions(partner_tenant_id: $p) { id partner_tenant_id } }`,
   services: `query($p: ID) { services(partner_tenant_id: $p) { id owner_tenant_id } }`,
   createTenant: `mutation($t: TenantCreateInput!) { createTenant(newTenant: $t) { id partnership { parent is_partner } } }`,
