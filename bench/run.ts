@@ -122,16 +122,23 @@ async function deepCursor(tok: string, q: Record<string, unknown>, pages: number
 
 const mid = new Date(BASE.getTime() + (tenants / 2) * 1000).toISOString();
 const midEnd = new Date(BASE.getTime() + (tenants / 2 + 86400) * 1000).toISOString();
+// search texts taken from real rows: an exact name, and a fragment spanning two words
+const sample = async (id: number) =>
+  (await sql<{ n: string }>`select name_normalized as n from tenants where id = ${String(id)}`.execute(db.kysely)).rows[0]!.n;
+const vendorName = await sample(shape.last - 1234);
+const partnerName = await sample(shape.last - 10000); // a child of partner 3 (id % partners == 1)
+const fragment = (name: string) => `%${name.split(' ').slice(0, 2).join(' ').slice(2, -1)}%`;
 interface Scenario { name: string; run: () => Promise<unknown> }
 const scenarios: Scenario[] = [];
 const add = (name: string, tok: string, q: Record<string, unknown>) =>
   scenarios.push({ name, run: () => post('/public/query', { authorization: `Bearer ${tok}` }, tenantsQuery(q)) });
 
-for (const [who, tok] of [['vendor', vendor], ['partner', partner.token]] as const) {
-  add(`${who}: first page (page mode, Id asc)`, tok, {});
-  add(`${who}: cursor mode, first page`, tok, { cursorPos: null, pageNum: null, orderBy: 'Id' });
-  add(`${who}: name exact`, tok, { name: `acme globex ${shape.last - 20}` });
-  add(`${who}: name %wildcard%`, tok, { name: '%umbrella hoo%' });
+for (const [who, tok, name] of [['vendor', vendor, vendorName], ['partner', partner.token, partnerName]] as const) {
+  add(`${who}: first page (no pageNum: start of a cursor walk)`, tok, {});
+  add(`${who}: page mode, pageNum 1 (with totalCount)`, tok, { pageNum: 1 });
+  add(`${who}: page mode, pageNum 50 (with totalCount)`, tok, { pageNum: 50 });
+  add(`${who}: name exact`, tok, { name });
+  add(`${who}: name %wildcard% (${fragment(name)})`, tok, { name: fragment(name) });
   add(`${who}: name is an id`, tok, { name: String(shape.last - 5) });
   add(`${who}: ids (5)`, tok, { ids: ['2', '3', String(shape.last), String(shape.last - 1), String(shape.last - 2)] });
   add(`${who}: environmentFilter delta enabled`, tok, { environmentFilter: { name: 'delta', enabled: true } });
@@ -139,15 +146,14 @@ for (const [who, tok] of [['vendor', vendor], ['partner', partner.token]] as con
   add(`${who}: labelFilter region-emea`, tok, { labelFilter: { label_name: 'region-emea' } });
   add(`${who}: withPartnerSubscription mdr%`, tok, { withPartnerSubscription: 'mdr%' });
   add(`${who}: partnership parent`, tok, { partnership: { parent: partnerId } });
-  add(`${who}: createdTimeFilter (1 day)`, tok, { createdTimeFilter: { startTime: mid, endTime: midEnd } });
-  add(`${who}: modifiedTimeFilter (1 day)`, tok, { modifiedTimeFilter: { startTime: mid.replace('Z', ''), endTime: midEnd } });
+  add(`${who}: createdTimeFilter (1 day), CreatedAt order`, tok, { createdTimeFilter: { startTime: mid, endTime: midEnd }, orderBy: 'CreatedAt' });
+  add(`${who}: modifiedTimeFilter (1 day, no Z), UpdatedAt order`, tok, { modifiedTimeFilter: { startTime: mid.replace('Z', ''), endTime: midEnd }, orderBy: 'UpdatedAt' });
   add(`${who}: isPartner`, tok, { isPartner: true });
   add(`${who}: withSupport`, tok, { withSupport: true });
   add(`${who}: forHierarchies`, tok, { forHierarchies: [partnerId] });
   add(`${who}: orderBy Name desc`, tok, { orderBy: 'Name', orderDir: 'desc' });
-  add(`${who}: orderBy CreatedAt desc, cursor mode`, tok, { orderBy: 'CreatedAt', orderDir: 'desc', cursorPos: null });
-  add(`${who}: combined (env + label + name%)`, tok, { environmentFilter: { name: 'echo', enabled: true }, labelFilter: { label_name: 'tier' }, name: 'acme%' });
-  add(`${who}: page mode, page 50 (maxResults 10)`, tok, { pageNum: 50 });
+  add(`${who}: orderBy CreatedAt desc`, tok, { orderBy: 'CreatedAt', orderDir: 'desc' });
+  add(`${who}: combined (env + label + withSupport false)`, tok, { environmentFilter: { name: 'echo', enabled: true }, labelFilter: { label_name: 'tier' }, withSupport: false });
 }
 add('support: withSupport (consented tenants)', support.token, {});
 

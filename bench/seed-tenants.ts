@@ -9,10 +9,8 @@ export interface SeedShape {
   perPartner: number;
 }
 
-export const WORDS = [
-  'acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'tyrell', 'cyberdyne', 'soylent',
-  'wonka', 'oscorp', 'vandelay', 'pied', 'aperture', 'black', 'mesa', 'blue', 'sun', 'north',
-];
+/** 20 syllables; a "word" is two of them (400 words), so names are as varied as real ones */
+export const SYLLABLES = ['ka', 'ro', 'mi', 'ten', 'vex', 'lo', 'sa', 'dri', 'nu', 'pel', 'qua', 'zor', 'bi', 'fen', 'gal', 'hu', 'jin', 'mor', 'tas', 'wel'];
 
 export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date): Promise<{ partners: number; firstChild: number; last: number }> {
   const partners = Math.max(2, Math.floor(shape.tenants / shape.perPartner));
@@ -21,7 +19,10 @@ export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date)
   const lastPartner = firstPartner + partners - 1;
   const firstChild = lastPartner + 1;
   const last = shape.tenants + 1;
-  const words = sql.raw(`array[${WORDS.map((w) => `'${w}'`).join(',')}]`);
+  const syl = sql.raw(`array[${SYLLABLES.map((w) => `'${w}'`).join(',')}]`);
+  // word k of 400, picked by a hash of the id so that names do not follow the hierarchy
+  const word = (salt: string) =>
+    sql`((${syl})[1 + abs(hashtext(${sql.lit(salt)} || i)) % 20] || (${syl})[1 + abs(hashtext(${sql.lit(salt + salt)} || i)) % 20])`;
   const b = base.toISOString();
   // bulk statements run longer than the service's statement timeout
   await sql`set local statement_timeout = 0`.execute(db);
@@ -34,8 +35,8 @@ export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date)
            case when i < ${sql.lit(firstPartner + topPartners)} then '1.' || i || '.'
                 else '1.' || (${sql.lit(firstPartner)} + (i % ${sql.lit(topPartners)})) || '.' || i || '.' end,
            case when i < ${sql.lit(firstPartner + topPartners)} then 1 else 2 end,
-           initcap((${words})[1 + i % 20]) || ' Partner ' || i,
-           (${words})[1 + i % 20] || ' partner ' || i,
+           initcap(${word('p')}) || ' Partner ' || i,
+           ${word('p')} || ' partner ' || i,
            true,
            ${sql.lit(b)}::timestamptz + (i || ' seconds')::interval,
            ${sql.lit(b)}::timestamptz + (i || ' seconds')::interval
@@ -44,8 +45,8 @@ export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date)
   await sql`
     insert into tenants (id, parent_id, path, depth, name, name_normalized, is_partner, support_enabled, expires_at, enabled, created_at, updated_at)
     select i, p.id, p.path || i || '.', p.depth + 1,
-           initcap((${words})[1 + i % 20]) || ' ' || initcap((${words})[1 + (i / 20) % 20]) || ' ' || i,
-           (${words})[1 + i % 20] || ' ' || (${words})[1 + (i / 20) % 20] || ' ' || i,
+           initcap(${word('a')}) || ' ' || initcap(${word('b')}) || ' ' || i,
+           ${word('a')} || ' ' || ${word('b')} || ' ' || i,
            false,
            i % 20 = 0,
            case when i % 10 = 0 then ${sql.lit(b)}::timestamptz + ((i % 400) || ' days')::interval end,

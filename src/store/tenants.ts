@@ -1,7 +1,7 @@
 // TenantStore on Kysely (both engines), including the tenants search. Visibility is applied in
 // one place (visibleTo) under every query that lists tenants, so no query can forget it.
 import { randomUUID } from 'node:crypto';
-import { sql, type ExpressionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { TenantScope } from '../access/principal.js';
 import type { Environment, Tenant, TenantSearch, Visibility } from '../tenants/model.js';
 import type { SearchWindow, TenantStore } from '../tenants/store.js';
@@ -170,6 +170,27 @@ const CLOSURE_ORDER_COLUMN = {
   UpdatedAt: 'c.updated_at',
   Name: 'c.name_normalized',
 } as const;
+
+// The two query shapes (tenants alone, or closure joined to tenants) page alike; only the column
+// names differ, so the keyset, order and limit are added here for both.
+type PageQuery = SelectQueryBuilder<any, any, any>;
+
+function keysetPage(q: PageQuery, column: string, idColumn: string, s: TenantSearch, window: SearchWindow): PageQuery {
+  const dir = s.orderDir;
+  const after = window.after;
+  if (after) {
+    const op = dir === 'asc' ? '>' : '<';
+    const value = s.orderBy === 'CreatedAt' || s.orderBy === 'UpdatedAt' ? new Date(after.value) : after.value;
+    q =
+      s.orderBy === 'Id'
+        ? q.where(idColumn, op, after.id)
+        : q.where((eb) => eb(eb.refTuple(column as never, idColumn as never), op, eb.tuple(value as never, after.id as never)));
+  }
+  if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
+  q = q.orderBy(idColumn, dir);
+  if (window.offset) q = q.offset(window.offset);
+  return q.limit(window.limit);
+}
 
 interface ClosureScope {
   /** tenants whose whole subtree is visible (none inside another) */
@@ -364,47 +385,20 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
 
     async search(s, visibility, window, now) {
       const scope = closureScope(visibility);
-      const dir = s.orderDir;
-      const op = dir === 'asc' ? '>' : '<';
-      const after = window.after;
-      const value: unknown = after && (s.orderBy === 'CreatedAt' || s.orderBy === 'UpdatedAt') ? new Date(after.value) : after?.value;
-      let rows;
-      if (scope) {
-        // a partner-scoped view: walk the closure index of the visible subtrees in key order
-        const column = CLOSURE_ORDER_COLUMN[s.orderBy];
-        let q = db
-          .selectFrom('tenant_closure as c')
-          .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
-          .select(columns)
-          .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]));
-        if (after) {
-          q =
-            s.orderBy === 'Id'
-              ? q.where('c.tenant_id', op, after.id)
-              : q.where((eb) => eb(eb.refTuple(column, 'c.tenant_id'), op, eb.tuple(value as never, after.id)));
-        }
-        if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
-        q = q.orderBy('c.tenant_id', dir);
-        if (window.offset) q = q.offset(window.offset);
-        rows = await q.limit(window.limit).execute();
-      } else {
-        const column = ORDER_COLUMN[s.orderBy];
-        let q = db
-          .selectFrom('tenants')
-          .select(columns)
-          .where((eb) => filters(eb, s, visibility, now));
-        if (after) {
-          q =
-            s.orderBy === 'Id'
-              ? q.where('tenants.id', op, after.id)
-              : q.where((eb) => eb(eb.refTuple(column, 'tenants.id'), op, eb.tuple(value as never, after.id)));
-        }
-        if (s.orderBy !== 'Id') q = q.orderBy(column, dir);
-        q = q.orderBy('tenants.id', dir);
-        if (window.offset) q = q.offset(window.offset);
-        rows = await q.limit(window.limit).execute();
-      }
-      return rows.map(toTenant);
+      // a partner-scoped view walks the closure index of the visible subtrees in key order
+      const query = scope
+        ? db
+            .selectFrom('tenant_closure as c')
+            .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
+            .select(columns)
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]))
+        : db
+            .selectFrom('tenants')
+            .select(columns)
+            .where((eb) => filters(eb, s, visibility, now));
+      const keys = scope ? CLOSURE_ORDER_COLUMN : ORDER_COLUMN;
+      const rows = await keysetPage(query as unknown as PageQuery, keys[s.orderBy], keys.Id, s, window).execute();
+      return (rows as Parameters<typeof toTenant>[0][]).map(toTenant);
     },
 
     async count(s, visibility, now) {

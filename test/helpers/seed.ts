@@ -54,9 +54,22 @@ export async function seedTenant(t: TestApp, parentId: string, opts: { name?: st
   return row.id;
 }
 
-/** Row counts of every table a credential mutation writes, to prove a rejected request wrote nothing. */
+/** Row counts of every table a mutation writes, to prove a rejected request wrote nothing. */
 export async function rowCounts(t: TestApp): Promise<Record<string, number>> {
-  const tables = ['tenants', 'clients', 'client_secrets', 'role_assignments', 'client_creations', 'audit_events', 'users'];
+  const tables = [
+    'tenants',
+    'tenant_environments',
+    'tenant_labels',
+    'services',
+    'partner_subscriptions',
+    'tenant_subscriptions',
+    'clients',
+    'client_secrets',
+    'role_assignments',
+    'client_creations',
+    'audit_events',
+    'users',
+  ];
   const out: Record<string, number> = {};
   for (const table of tables) {
     const r = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db.kysely);

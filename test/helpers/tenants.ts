@@ -45,3 +45,11 @@ export async function createTenant(t: TestApp, parentId: string, opts: NewTenant
   }
   return id;
 }
+
+/** The stored state of a tenant: its row, its environments and its audit count, to prove a refused update changed nothing. */
+export async function tenantSnapshot(t: TestApp, id: string) {
+  const tenant = await t.db.kysely.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const envs = await t.db.kysely.selectFrom('tenant_environments').selectAll().where('tenant_id', '=', id).orderBy('name').execute();
+  const audit = await t.db.kysely.selectFrom('audit_events').select('id').where('tenant_id', '=', id).execute();
+  return { tenant, envs, audit: audit.length };
+}

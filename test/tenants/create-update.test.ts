@@ -6,7 +6,7 @@ import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, rowCounts } from '../helpers/seed.js';
-import { createTenant, tq } from '../helpers/tenants.js';
+import { createTenant, tq, tenantSnapshot } from '../helpers/tenants.js';
 
 const DAY = 86_400_000;
 
@@ -22,24 +22,6 @@ const TENANT_FIELDS = `id created_at updated_at name name_normalized enabled dom
 const CREATE = `mutation($t: TenantCreateInput!) { createTenant(newTenant: $t) { ${TENANT_FIELDS} } }`;
 const UPDATE = `mutation($id: ID!, $u: TenantUpdateInput!) { updateTenant(tenantID: $id, tenantUpdate: $u) {
   id name updated_at enabled expires_at enabled_in_production enabled_in_pilot environments { name enabled updated_at } } }`;
-
-/** rowCounts plus the tables of the tenant interface, to prove a rejected request wrote nothing. */
-async function allCounts(t: TestApp): Promise<Record<string, number>> {
-  const out = await rowCounts(t);
-  for (const table of ['tenant_environments', 'tenant_labels', 'services', 'partner_subscriptions', 'tenant_subscriptions']) {
-    const r = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db.kysely);
-    out[table] = Number(r.rows[0]!.n);
-  }
-  return out;
-}
-
-/** The stored state of a tenant: its row and its environments, to prove a refused update changed nothing. */
-async function snapshot(t: TestApp, id: string) {
-  const tenant = await t.db.kysely.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const envs = await t.db.kysely.selectFrom('tenant_environments').selectAll().where('tenant_id', '=', id).orderBy('name').execute();
-  const audit = await t.db.kysely.selectFrom('audit_events').select('id').where('tenant_id', '=', id).execute();
-  return { tenant, envs, audit: audit.length };
-}
 
 function code(res: Response): string | undefined {
   return res.body?.errors?.[0]?.extensions?.code;
@@ -146,26 +128,26 @@ for (const engine of engines()) {
       });
 
       it('refuses an empty environment list with BAD_USER_INPUT and writes nothing', async () => {
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const res = await tq(t, root, CREATE, { t: { name: 'no-envs', partnerTenantID: partner, environments: [] } });
         assert.equal(code(res), 'BAD_USER_INPUT');
         assert.equal(res.body.data.createTenant, null);
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('refuses an unknown environment with BAD_USER_INPUT naming it, and writes nothing', async () => {
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const res = await tq(t, root, CREATE, {
           t: { name: 'bad-env', partnerTenantID: partner, environments: ['echo', 'gamma'], labels: [{ name: 'x', value: 'y' }] },
         });
         assert.equal(code(res), 'BAD_USER_INPUT');
         assert.match(res.body.errors[0].message, /gamma/);
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('refuses labels named twice, or owned by a tenant that is not a partner above, with BAD_USER_INPUT, writing nothing', async () => {
         const other = await createTenant(t, '1', { isPartner: true });
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const twice = await tq(t, root, CREATE, {
           t: { name: 'twice', partnerTenantID: partner, labels: [{ name: 'tier', value: 'a' }, { name: 'TIER', value: 'b' }] },
         });
@@ -174,15 +156,15 @@ for (const engine of engines()) {
           t: { name: 'sideways', partnerTenantID: partner, labels: [{ name: 'tier', value: 'a', owner_partner_tenant_id: other }] },
         });
         assert.equal(code(sideways), 'BAD_USER_INPUT');
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('refuses to create under a tenant that is not a partner (BAD_USER_INPUT, nothing written)', async () => {
         const plain = await createTenant(t, partner);
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const res = await tq(t, root, CREATE, { t: { name: 'under-plain', partnerTenantID: plain } });
         assert.equal(code(res), 'BAD_USER_INPUT');
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('lets an Administrator create a partner, and refuses isPartner to Operations with FORBIDDEN', async () => {
@@ -191,10 +173,10 @@ for (const engine of engines()) {
         assert.equal(made.body.data.createTenant.partnership.parent, '1');
 
         const ops = await clientWithRoles(t, '1', [ROLE_IDS.Operations]);
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const refused = await tq(t, ops.token, CREATE, { t: { name: 'ops-partner', partnerTenantID: '1', isPartner: true } });
         assert.equal(code(refused), 'FORBIDDEN');
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
         // Operations still creates ordinary tenants
         const plain = await tq(t, ops.token, CREATE, { t: { name: 'ops-plain', partnerTenantID: partner } });
         assert.equal(plain.body.errors, undefined, plain.text);
@@ -203,22 +185,22 @@ for (const engine of engines()) {
 
       it('refuses Analysts of the partner with FORBIDDEN', async () => {
         const analyst = await clientWithRoles(t, partner, [ROLE_IDS.Analyst]);
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const res = await tq(t, analyst.token, CREATE, { t: { name: 'by-analyst', partnerTenantID: partner } });
         assert.equal(code(res), 'FORBIDDEN');
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('answers NOT_FOUND for a partner the caller cannot see, the same as for one that does not exist', async () => {
         const other = await createTenant(t, '1', { isPartner: true });
         const admin = await clientWithRoles(t, partner, [ROLE_IDS.Administrator]);
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const hidden = await tq(t, admin.token, CREATE, { t: { name: 'sneaky', partnerTenantID: other } });
         const missing = await tq(t, admin.token, CREATE, { t: { name: 'sneaky', partnerTenantID: '987654321' } });
         assert.equal(code(hidden), 'NOT_FOUND');
         assert.equal(code(missing), 'NOT_FOUND');
         assert.equal(hidden.body.errors[0].message, missing.body.errors[0].message);
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('lets a partner Administrator create a nested partner and tenants under it', async () => {
@@ -241,10 +223,10 @@ for (const engine of engines()) {
         const c = res.body.data.createTenant;
         assert.equal(c.domain, 'MÜNCHEN.Bücher.example');
         assert.equal(c.domain_normalized, 'xn--mnchen-3ya.xn--bcher-kva.example');
-        const before = await allCounts(t);
+        const before = await rowCounts(t);
         const bad = await tq(t, root, CREATE, { t: { name: 'bad-domain', partnerTenantID: partner, domain: 'not a domain' } });
         assert.equal(code(bad), 'BAD_USER_INPUT');
-        assert.deepEqual(await allCounts(t), before);
+        assert.deepEqual(await rowCounts(t), before);
       });
     });
 
@@ -286,10 +268,10 @@ for (const engine of engines()) {
 
       it('refuses an unknown environment name with BAD_USER_INPUT and changes nothing', async () => {
         const id = await createTenant(t, partner);
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         const res = await update(root, id, { environments: [{ name: 'echo', enabled: false }, { name: 'zulu', enabled: true }] });
         assert.equal(code(res), 'BAD_USER_INPUT');
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
       });
 
       it('disable: true disables every environment', async () => {
@@ -331,25 +313,25 @@ for (const engine of engines()) {
       it('refuses expiresAt together with clearExpiration with BAD_USER_INPUT and changes nothing', async () => {
         const id = await createTenant(t, partner);
         await update(root, id, { expiresAt: '2027-03-01T00:00:00Z' });
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         const res = await update(root, id, { expiresAt: '2028-01-01T00:00:00Z', clearExpiration: true, name: 'renamed-too' });
         assert.equal(code(res), 'BAD_USER_INPUT');
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
       });
 
       it('moves updated_at on a change and not on a no-op', async () => {
         const id = await createTenant(t, partner, { name: 'stable-name' });
-        const created = (await snapshot(t, id)).tenant.updated_at;
+        const created = (await tenantSnapshot(t, id)).tenant.updated_at;
         t.clock.advance(1000);
         const empty = await update(root, id, {});
         assert.equal(empty.body.errors, undefined, empty.text);
         assert.equal(empty.body.data.updateTenant.updated_at, created.toISOString());
         // restating what is already so changes nothing either
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         const same = await update(root, id, { name: 'stable-name', environments: [{ name: 'echo', enabled: true }] });
         assert.equal(same.body.errors, undefined, same.text);
         assert.equal(same.body.data.updateTenant.updated_at, created.toISOString());
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
 
         t.clock.advance(1000);
         const renamed = await update(root, id, { name: 'moving-name' });
@@ -365,7 +347,7 @@ for (const engine of engines()) {
       });
 
       it('never disables the root tenant 1 nor gives it an expiry', async () => {
-        const before = await snapshot(t, '1');
+        const before = await tenantSnapshot(t, '1');
         for (const u of [
           { disable: true },
           { expiresAt: '2030-01-01T00:00:00Z' },
@@ -374,7 +356,7 @@ for (const engine of engines()) {
           const res = await update(root, '1', u);
           assert.equal(code(res), 'BAD_USER_INPUT', JSON.stringify(u));
         }
-        assert.deepEqual(await snapshot(t, '1'), before);
+        assert.deepEqual(await tenantSnapshot(t, '1'), before);
       });
     });
 
@@ -386,7 +368,7 @@ for (const engine of engines()) {
         assert.equal(renamed.body.errors, undefined, renamed.text);
         assert.equal(renamed.body.data.updateTenant.name, 'self-renamed');
 
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         for (const u of [
           { expiresAt: '2030-01-01T00:00:00Z' },
           { environments: [{ name: 'pilot', enabled: true }] },
@@ -398,7 +380,7 @@ for (const engine of engines()) {
           assert.equal(code(res), 'FORBIDDEN', JSON.stringify(u));
           assert.equal(res.body.data.updateTenant, null);
         }
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
 
         // the partner's Administrator above may
         const partnerAdmin = await clientWithRoles(t, partner, [ROLE_IDS.Administrator]);
@@ -411,13 +393,13 @@ for (const engine of engines()) {
       it('refuses a rename to an Analyst (FORBIDDEN) and hides tenants of other partners (NOT_FOUND)', async () => {
         const id = await createTenant(t, partner);
         const analyst = await clientWithRoles(t, id, [ROLE_IDS.Analyst]);
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         assert.equal(code(await update(analyst.token, id, { name: 'analyst-name' })), 'FORBIDDEN');
         const otherPartner = await createTenant(t, '1', { isPartner: true });
         const otherAdmin = await clientWithRoles(t, otherPartner, [ROLE_IDS.Administrator]);
         assert.equal(code(await update(otherAdmin.token, id, { name: 'foreign-name' })), 'NOT_FOUND');
         assert.equal(code(await update(otherAdmin.token, id, { disable: true })), 'NOT_FOUND');
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
       });
 
       it('cannot re-enable a tenant disabled past its grace period without a later expiresAt or clearExpiration', async () => {
@@ -427,14 +409,14 @@ for (const engine of engines()) {
         await update(root, id, { expiresAt: past });
         assert.deepEqual(await disableExpiredTenants(t.service.store, t.clock, grace), [id]);
 
-        const before = await snapshot(t, id);
+        const before = await tenantSnapshot(t, id);
         const refused = await update(root, id, { environments: [{ name: 'echo', enabled: true }] });
         assert.equal(code(refused), 'BAD_USER_INPUT');
         assert.match(refused.body.errors[0].message, /expiresAt|clearExpiration/);
         // an expiresAt that is still past its grace does not help
         const stillPast = new Date(t.clock.now().getTime() - (grace + 1) * DAY + 3600_000).toISOString();
         assert.equal(code(await update(root, id, { environments: [{ name: 'echo', enabled: true }], expiresAt: stillPast })), 'BAD_USER_INPUT');
-        assert.deepEqual(await snapshot(t, id), before);
+        assert.deepEqual(await tenantSnapshot(t, id), before);
 
         const later = new Date(t.clock.now().getTime() + 30 * DAY).toISOString();
         const ok = await update(root, id, { environments: [{ name: 'echo', enabled: true }], expiresAt: later });

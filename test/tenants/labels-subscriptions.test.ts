@@ -24,16 +24,6 @@ const ASSIGN = `mutation($t: ID!, $s: ID!) { assignSubscription(tenant_id: $t, s
 const UNASSIGN = `mutation($t: ID!, $s: ID!) { unassignSubscription(tenant_id: $t, subscription_id: $s) { ${TENANT_SUBS} } }`;
 const READ_TENANT = `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { ${TENANT_SUBS} labels { ${LABEL_FIELDS} } } } }`;
 
-/** rowCounts plus the tables of the tenant interface, to prove a rejected request wrote nothing. */
-async function allCounts(t: TestApp): Promise<Record<string, number>> {
-  const out = await rowCounts(t);
-  for (const table of ['tenant_environments', 'tenant_labels', 'services', 'partner_subscriptions', 'tenant_subscriptions']) {
-    const r = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db.kysely);
-    out[table] = Number(r.rows[0]!.n);
-  }
-  return out;
-}
-
 /** Every row of the label and subscription tables and every tenant's updated_at: "nothing changed". */
 async function state(t: TestApp) {
   return {
@@ -311,9 +301,9 @@ for (const engine of engines()) {
       assert.ok(forPartner.some((s) => s.id === own.id));
 
       // a duplicate name for the same owner is CONFLICT, writing nothing
-      const before = await allCounts(t);
+      const before = await rowCounts(t);
       assert.equal(code(await tq(t, admin.token, CREATE_SERVICE, { s: { name: 'partner backup' } })), 'CONFLICT');
-      assert.deepEqual(await allCounts(t), before);
+      assert.deepEqual(await rowCounts(t), before);
     });
 
     it('createPartnerSubscription with the partner’s own service and with the vendor’s; partnerSubscriptions lists them', async () => {
@@ -345,12 +335,12 @@ for (const engine of engines()) {
       const other = await createTenant(t, '1', { isPartner: true });
       const otherService = ok(await tq(t, root, CREATE_SERVICE, { s: { name: 'Other Thing', owner_tenant_id: other } }), 'createService');
       const analyst = await clientWithRoles(t, partner, [ROLE_IDS.Analyst]);
-      const before = await allCounts(t);
+      const before = await rowCounts(t);
       assert.equal(code(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: otherService.id, name: 'Stolen' } })), 'NOT_FOUND');
       assert.equal(code(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'soc basic' } })), 'CONFLICT');
       assert.equal(code(await tq(t, analyst.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'By Analyst' } })), 'FORBIDDEN');
       assert.ok(ok<any[]>(await tq(t, analyst.token, SUBSCRIPTIONS, { p: partner }), 'partnerSubscriptions').length >= 2);
-      assert.deepEqual(await allCounts(t), before);
+      assert.deepEqual(await rowCounts(t), before);
     });
 
     it('assignSubscription gives it to a child (Tenant.services and partnership.subscriptions show it); twice is a no-op; unassign removes it', async () => {

@@ -9,7 +9,7 @@ import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, rowCounts } from '../helpers/seed.js';
-import { createTenant, tq } from '../helpers/tenants.js';
+import { createTenant, tq, tenantSnapshot } from '../helpers/tenants.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -19,23 +19,6 @@ const ENABLE = `mutation($id: ID!, $until: Time, $reason: String) {
 const DISABLE = `mutation($id: ID!) { disableTenantSupport(tenantID: $id) { id support_enabled support_expires_at support_reason updated_at } }`;
 const READ = `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { count results { id name support_enabled } } }`;
 const UPDATE = `mutation($id: ID!, $u: TenantUpdateInput!) { updateTenant(tenantID: $id, tenantUpdate: $u) { id enabled expires_at } }`;
-
-/** rowCounts plus the tables of the tenant interface, to prove a rejected request wrote nothing. */
-async function allCounts(t: TestApp): Promise<Record<string, number>> {
-  const out = await rowCounts(t);
-  for (const table of ['tenant_environments', 'tenant_labels', 'services', 'partner_subscriptions', 'tenant_subscriptions']) {
-    const r = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db.kysely);
-    out[table] = Number(r.rows[0]!.n);
-  }
-  return out;
-}
-
-async function snapshot(t: TestApp, id: string) {
-  const tenant = await t.db.kysely.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const envs = await t.db.kysely.selectFrom('tenant_environments').selectAll().where('tenant_id', '=', id).orderBy('name').execute();
-  const audit = await t.db.kysely.selectFrom('audit_events').select('id').where('tenant_id', '=', id).execute();
-  return { tenant, envs, audit: audit.length };
-}
 
 async function expiryAudits(t: TestApp, ids: string[]) {
   if (ids.length === 0) return [];
@@ -108,22 +91,22 @@ for (const engine of engines()) {
         .executeTakeFirstOrThrow();
       assert.equal((audit.details as any).reason, 'ticket 4711: login failures');
 
-      const before = await snapshot(t, id);
+      const before = await tenantSnapshot(t, id);
       assert.equal(code(await tq(t, root, ENABLE, { id, reason: 'x'.repeat(501) })), 'BAD_USER_INPUT');
-      assert.deepEqual(await snapshot(t, id), before);
+      assert.deepEqual(await tenantSnapshot(t, id), before);
     });
 
     it('refuses an until in the past or more than 366 days ahead with BAD_USER_INPUT, writing nothing', async () => {
       const id = await createTenant(t, partner);
-      const before = await allCounts(t);
+      const before = await rowCounts(t);
       const now = t.clock.now().getTime();
       for (const until of [new Date(now - 1000), new Date(now), new Date(now + 367 * DAY), new Date(now + 366 * DAY + 1)]) {
         const res = await tq(t, root, ENABLE, { id, until: iso(until) });
         assert.equal(code(res), 'BAD_USER_INPUT', iso(until));
         assert.equal(res.body.data.enableTenantSupport, null);
       }
-      assert.deepEqual(await allCounts(t), before);
-      assert.equal((await snapshot(t, id)).tenant.support_enabled, false);
+      assert.deepEqual(await rowCounts(t), before);
+      assert.equal((await tenantSnapshot(t, id)).tenant.support_enabled, false);
       // 366 days is the longest allowed
       const max = await tq(t, root, ENABLE, { id, until: iso(new Date(now + 366 * DAY)) });
       assert.equal(max.body.errors, undefined, max.text);
@@ -190,7 +173,7 @@ for (const engine of engines()) {
       const otherPartner = await createTenant(t, '1', { isPartner: true });
       const otherAdmin = await clientWithRoles(t, otherPartner, [ROLE_IDS.Administrator]);
 
-      let before = await allCounts(t);
+      let before = await rowCounts(t);
       for (const [who, token] of [
         ['operations', ops.token],
         ['analyst', analyst.token],
@@ -200,14 +183,14 @@ for (const engine of engines()) {
       // Support cannot see the tenant while support is off
       assert.equal(code(await tq(t, support.token, ENABLE, { id })), 'NOT_FOUND');
       assert.equal(code(await tq(t, otherAdmin.token, ENABLE, { id })), 'NOT_FOUND');
-      assert.deepEqual(await allCounts(t), before);
+      assert.deepEqual(await rowCounts(t), before);
 
       // the tenant's own Administrator consents, and can withdraw
       const on = await tq(t, own.token, ENABLE, { id, reason: 'our consent' });
       assert.equal(on.body.errors, undefined, on.text);
       assert.equal(on.body.data.enableTenantSupport.support_enabled, true);
 
-      before = await allCounts(t);
+      before = await rowCounts(t);
       for (const [who, token] of [
         ['operations', ops.token],
         ['support', support.token],
@@ -216,8 +199,8 @@ for (const engine of engines()) {
         assert.equal(code(await tq(t, token, DISABLE, { id })), 'FORBIDDEN', who);
         assert.equal(code(await tq(t, token, ENABLE, { id, reason: 'self-granted' })), 'FORBIDDEN', who);
       }
-      assert.deepEqual(await allCounts(t), before);
-      assert.equal((await snapshot(t, id)).tenant.support_reason, 'our consent');
+      assert.deepEqual(await rowCounts(t), before);
+      assert.equal((await tenantSnapshot(t, id)).tenant.support_reason, 'our consent');
 
       const off = await tq(t, own.token, DISABLE, { id });
       assert.equal(off.body.data.disableTenantSupport.support_enabled, false);
@@ -264,7 +247,7 @@ for (const engine of engines()) {
       const client = await clientWithRoles(t, expired, [ROLE_IDS.Analyst]);
 
       const untouched = [recent, boundary, future, never, alreadyOff];
-      const before = await Promise.all(untouched.map((id) => snapshot(t, id)));
+      const before = await Promise.all(untouched.map((id) => tenantSnapshot(t, id)));
       t.clock.set(runAt);
       const now = t.clock.now();
       const disabled = await disableExpiredTenants(t.service.store, t.clock, t.config.expiryGraceDays);
@@ -284,7 +267,7 @@ for (const engine of engines()) {
         { tenant: audits[0]!.tenant_id, actor: audits[0]!.actor_kind, target: audits[0]!.target_id, at: audits[0]!.occurred_at },
         { tenant: expired, actor: 'system', target: expired, at: now },
       );
-      assert.deepEqual(await Promise.all(untouched.map((id) => snapshot(t, id))), before);
+      assert.deepEqual(await Promise.all(untouched.map((id) => tenantSnapshot(t, id))), before);
 
       // what a user notices: the tenant reads as disabled, and its clients get no tokens
       const read = await tq(t, root, `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { enabled enabled_in_production enabled_in_pilot updated_at } } }`, {
