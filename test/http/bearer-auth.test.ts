@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { clientWithRoles, createClient, seedTenant } from '../helpers/seed.js';
+import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
 
 const VERSION_PATHS = ['/assets/version', '/auth/version', '/public/version'];
 const LIST_CLIENTS = `{ clients { id client_id tenant_id } }`;
@@ -44,6 +44,16 @@ async function assertRejected(t: TestApp, authorization: string, what: string) {
     assertChallenge(res, `${what} (${url})`);
     assert.equal(res.body.tag, undefined);
   }
+  // a mutation sent with the rejected credentials writes nothing
+  const before = await rowCounts(t);
+  const mutation = await t.request({
+    method: 'POST',
+    url: '/graphql',
+    headers: { authorization, 'content-type': 'application/json' },
+    payload: { query: CREATE_CLIENT, variables: { name: `must-not-exist-${what}` } },
+  });
+  assertChallenge(mutation, `${what} (mutation)`);
+  assert.deepEqual(await rowCounts(t), before, `${what}: nothing written`);
 }
 
 const errorLogs = (t: TestApp) => t.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);

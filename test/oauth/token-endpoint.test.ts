@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { createClient } from '../helpers/seed.js';
+import { createClient, rowCounts } from '../helpers/seed.js';
 
 const TOKEN_PATH = '/auth/api/v2/auth/token';
 const TTL = 36000;
@@ -300,6 +300,20 @@ for (const engine of engines()) {
         // a value that merely contains a key-like text is not a repeat
         const lookalike = { ...repeatedJson, payload: '{"grant_type":"client_credentials","note":"x"}' };
         assert.equal((await tokenRequest(t, lookalike)).status, 200);
+      });
+
+      it('writes nothing for a refused request: no rows, no last-used time', async () => {
+        const before = await rowCounts(t);
+        const lastUsed = async () =>
+          (await t.db.kysely.selectFrom('client_secrets').select('last_used_at').execute()).map((r) => r.last_used_at?.toISOString() ?? null);
+        await t.service.lastUsed.flush();
+        const usedBefore = await lastUsed();
+        assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET + 'x'), { grant_type: 'client_credentials' })));
+        assertInvalidClient(await tokenRequest(t, json(basic('no-such-client', ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' })));
+        assertOAuthError(await tokenRequest(t, { headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }), 400, 'invalid_request');
+        await t.service.lastUsed.flush();
+        assert.deepEqual(await lastUsed(), usedBefore);
+        assert.deepEqual(await rowCounts(t), before);
       });
 
       it('rejects a missing grant_type with 400 invalid_request', async () => {
