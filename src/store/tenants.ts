@@ -90,14 +90,23 @@ function visibleTo(eb: EB, v: Visibility, now: Date): Expression<SqlBool> {
   return ors.length > 0 ? eb.or(ors) : sql<boolean>`false`;
 }
 
-const likeOrEqual = (eb: EB, column: 'tenants.name_normalized', m: { pattern: string; wildcard: boolean }) =>
-  m.wildcard ? eb(column, 'like', m.pattern) : eb(column, '=', m.pattern);
+/** Columns the closure carries a copy of: filtering on the copy keeps a scoped query in one index. */
+interface KeyColumns {
+  name: 'tenants.name_normalized' | 'c.name_normalized';
+  created: 'tenants.created_at' | 'c.created_at';
+  updated: 'tenants.updated_at' | 'c.updated_at';
+}
+const TENANT_KEYS: KeyColumns = { name: 'tenants.name_normalized', created: 'tenants.created_at', updated: 'tenants.updated_at' };
+const CLOSURE_KEYS: KeyColumns = { name: 'c.name_normalized', created: 'c.created_at', updated: 'c.updated_at' };
 
-function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date): Expression<SqlBool> {
+function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date, keys: KeyColumns = TENANT_KEYS): Expression<SqlBool> {
   const and: Expression<SqlBool>[] = [visibleTo(eb, v, now)];
   if (s.ids) and.push(s.ids.length ? eb('tenants.id', 'in', s.ids) : sql<boolean>`false`);
   if (s.name) {
-    const byName = likeOrEqual(eb, 'tenants.name_normalized', s.name);
+    // exact names use the key column; wildcards the trigram index on tenants
+    const byName = s.name.wildcard
+      ? eb('tenants.name_normalized', 'like', s.name.pattern)
+      : eb(keys.name as 'tenants.name_normalized', '=', s.name.pattern);
     and.push(s.name.id ? eb.or([byName, eb('tenants.id', '=', s.name.id)]) : byName);
   }
   if (s.environment) {
@@ -144,11 +153,11 @@ function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date): Expression<
   if (s.parentId !== undefined) and.push(eb('tenants.parent_id', '=', s.parentId));
   if (s.isPartner !== undefined) and.push(eb('tenants.is_partner', '=', s.isPartner));
   for (const [range, column] of [
-    [s.created, 'tenants.created_at'],
-    [s.modified, 'tenants.updated_at'],
+    [s.created, keys.created],
+    [s.modified, keys.updated],
   ] as const) {
-    if (range?.start) and.push(eb(column, '>=', range.start));
-    if (range?.end) and.push(eb(column, '<=', range.end));
+    if (range?.start) and.push(eb(column as 'tenants.created_at', '>=', range.start));
+    if (range?.end) and.push(eb(column as 'tenants.created_at', '<=', range.end));
   }
   if (s.withSupport !== undefined) and.push(s.withSupport ? supportActive(eb, now) : eb.not(supportActive(eb, now)));
   if (s.hierarchyPaths) {
@@ -199,17 +208,35 @@ interface ClosureScope {
   home: string | null;
 }
 
+/** Paths of which none lies inside another. */
+function outermost(paths: string[]): string[] {
+  const unique = [...new Set(paths)];
+  return unique.filter((p) => !unique.some((q) => q !== p && p.startsWith(q)));
+}
+const idOf = (path: string) => path.split('.').filter(Boolean).pop()!;
+
 /**
- * Visibility made of subtrees (the usual partner or tenant caller) is served from the closure
- * table; vendor-wide and Support visibility query tenants directly.
+ * Visibility made of subtrees (the usual partner or tenant caller), or any search bounded by
+ * forHierarchies, is served from the closure table: the tenants in the intersection of the
+ * visible subtrees and the requested ones are exactly those under a few roots. Vendor-wide and
+ * Support visibility without forHierarchies query tenants directly.
  */
-function closureScope(v: Visibility): ClosureScope | undefined {
-  if (v.kind !== 'some' || v.supportEnabled) return undefined;
-  const paths = [...new Set(v.subtreePaths)];
-  const outer = paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(q)));
-  const roots = outer.map((p) => p.split('.').filter(Boolean).pop()!);
-  // visibilityFor leaves homeId null when a subtree already holds the home tenant
-  return { roots, home: v.homeId };
+function closureScope(v: Visibility, hierarchyPaths: string[] | undefined, homePath: string | null): ClosureScope | undefined {
+  if (v.kind === 'some' && v.supportEnabled) return undefined;
+  if (v.kind === 'all') {
+    if (!hierarchyPaths) return undefined;
+    return { roots: outermost(hierarchyPaths).map(idOf), home: null };
+  }
+  const visible = outermost(v.subtreePaths);
+  if (!hierarchyPaths) return { roots: visible.map(idOf), home: v.homeId };
+  const wanted = outermost(hierarchyPaths);
+  // a subtree in both: the deeper of the two roots
+  const roots = outermost([
+    ...wanted.filter((h) => visible.some((r) => h.startsWith(r))),
+    ...visible.filter((r) => wanted.some((h) => r.startsWith(h))),
+  ]).map(idOf);
+  const home = v.homeId !== null && homePath !== null && wanted.some((h) => homePath.startsWith(h)) ? v.homeId : null;
+  return { roots, home };
 }
 
 type ClosureEB = ExpressionBuilder<Database & { c: Database['tenant_closure'] }, 'c' | 'tenants'>;
@@ -221,7 +248,19 @@ function inClosureScope(eb: ClosureEB, scope: ClosureScope): Expression<SqlBool>
   return ors.length ? eb.or(ors) : sql<boolean>`false`;
 }
 
+/** Within a closure scope, forHierarchies is already part of the scope. */
+const scoped = (s: TenantSearch): TenantSearch => {
+  const { hierarchyPaths: _, ...rest } = s;
+  return rest;
+};
+
 export function tenantStore(db: Kysely<Database>): TenantStore {
+  /** the home tenant's path, needed only when forHierarchies meets a visible home tenant */
+  const homePath = async (v: Visibility): Promise<string | null> => {
+    if (v.kind !== 'some' || v.homeId === null) return null;
+    const row = await db.selectFrom('tenants').select('path').where('id', '=', v.homeId).executeTakeFirst();
+    return row?.path ?? null;
+  };
   const store: TenantStore = {
     async findScope(id) {
       const row = await db
@@ -384,14 +423,14 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     },
 
     async search(s, visibility, window, now) {
-      const scope = closureScope(visibility);
+      const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(visibility) : null);
       // a partner-scoped view walks the closure index of the visible subtrees in key order
       const query = scope
         ? db
             .selectFrom('tenant_closure as c')
             .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
             .select(columns)
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]))
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s), { kind: 'all' }, now, CLOSURE_KEYS)]))
         : db
             .selectFrom('tenants')
             .select(columns)
@@ -402,13 +441,13 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     },
 
     async count(s, visibility, now) {
-      const scope = closureScope(visibility);
+      const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(visibility) : null);
       const row = scope
         ? await db
             .selectFrom('tenant_closure as c')
             .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
             .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, s, { kind: 'all' }, now)]))
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s), { kind: 'all' }, now, CLOSURE_KEYS)]))
             .executeTakeFirstOrThrow()
         : await db
             .selectFrom('tenants')
