@@ -92,14 +92,20 @@ function visibleTo(eb: EB, v: Visibility, now: Date): Expression<SqlBool> {
 
 /** Columns the closure carries a copy of: filtering on the copy keeps a scoped query in one index. */
 interface KeyColumns {
+  id: 'tenants.id' | 'c.tenant_id';
   name: 'tenants.name_normalized' | 'c.name_normalized';
   created: 'tenants.created_at' | 'c.created_at';
   updated: 'tenants.updated_at' | 'c.updated_at';
 }
-const TENANT_KEYS: KeyColumns = { name: 'tenants.name_normalized', created: 'tenants.created_at', updated: 'tenants.updated_at' };
-const CLOSURE_KEYS: KeyColumns = { name: 'c.name_normalized', created: 'c.created_at', updated: 'c.updated_at' };
+const TENANT_KEYS: KeyColumns = { id: 'tenants.id', name: 'tenants.name_normalized', created: 'tenants.created_at', updated: 'tenants.updated_at' };
+const CLOSURE_KEYS: KeyColumns = { id: 'c.tenant_id', name: 'c.name_normalized', created: 'c.created_at', updated: 'c.updated_at' };
 
-function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date, keys: KeyColumns = TENANT_KEYS): Expression<SqlBool> {
+/** A search as the store runs it: within a closure scope, support-enabled tenants are also
+ *  bounded by the scope's paths (a redundant predicate that lets the planner start from the small
+ *  partial index of support-enabled tenants instead of the whole subtree). */
+type StoreSearch = TenantSearch & { supportPaths?: string[] };
+
+function filters(eb: EB, s: StoreSearch, v: Visibility, now: Date, keys: KeyColumns = TENANT_KEYS): Expression<SqlBool> {
   const and: Expression<SqlBool>[] = [visibleTo(eb, v, now)];
   if (s.ids) and.push(s.ids.length ? eb('tenants.id', 'in', s.ids) : sql<boolean>`false`);
   if (s.name) {
@@ -107,7 +113,7 @@ function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date, keys: KeyCol
     const byName = s.name.wildcard
       ? eb('tenants.name_normalized', 'like', s.name.pattern)
       : eb(keys.name as 'tenants.name_normalized', '=', s.name.pattern);
-    and.push(s.name.id ? eb.or([byName, eb('tenants.id', '=', s.name.id)]) : byName);
+    and.push(s.name.id ? eb.or([byName, eb(keys.id as 'tenants.id', '=', s.name.id)]) : byName);
   }
   if (s.environment) {
     const { name, enabled } = s.environment;
@@ -160,6 +166,7 @@ function filters(eb: EB, s: TenantSearch, v: Visibility, now: Date, keys: KeyCol
     if (range?.end) and.push(eb(column as 'tenants.created_at', '<=', range.end));
   }
   if (s.withSupport !== undefined) and.push(s.withSupport ? supportActive(eb, now) : eb.not(supportActive(eb, now)));
+  if (s.withSupport === true && s.supportPaths?.length) and.push(eb.or(s.supportPaths.map((p) => inSubtree(eb, p))));
   if (s.hierarchyPaths) {
     and.push(s.hierarchyPaths.length ? eb.or(s.hierarchyPaths.map((p) => inSubtree(eb, p))) : sql<boolean>`false`);
   }
@@ -204,6 +211,7 @@ function keysetPage(q: PageQuery, column: string, idColumn: string, s: TenantSea
 interface ClosureScope {
   /** tenants whose whole subtree is visible (none inside another) */
   roots: string[];
+  rootPaths: string[];
   /** the home tenant alone (visibility leaves it out when a root covers it) */
   home: string | null;
 }
@@ -225,18 +233,19 @@ function closureScope(v: Visibility, hierarchyPaths: string[] | undefined, homeP
   if (v.kind === 'some' && v.supportEnabled) return undefined;
   if (v.kind === 'all') {
     if (!hierarchyPaths) return undefined;
-    return { roots: outermost(hierarchyPaths).map(idOf), home: null };
+    const paths = outermost(hierarchyPaths);
+    return { roots: paths.map(idOf), rootPaths: paths, home: null };
   }
   const visible = outermost(v.subtreePaths);
-  if (!hierarchyPaths) return { roots: visible.map(idOf), home: v.homeId };
+  if (!hierarchyPaths) return { roots: visible.map(idOf), rootPaths: visible, home: v.homeId };
   const wanted = outermost(hierarchyPaths);
   // a subtree in both: the deeper of the two roots
-  const roots = outermost([
+  const rootPaths = outermost([
     ...wanted.filter((h) => visible.some((r) => h.startsWith(r))),
     ...visible.filter((r) => wanted.some((h) => r.startsWith(h))),
-  ]).map(idOf);
+  ]);
   const home = v.homeId !== null && homePath !== null && wanted.some((h) => homePath.startsWith(h)) ? v.homeId : null;
-  return { roots, home };
+  return { roots: rootPaths.map(idOf), rootPaths, home };
 }
 
 type ClosureEB = ExpressionBuilder<Database & { c: Database['tenant_closure'] }, 'c' | 'tenants'>;
@@ -249,9 +258,9 @@ function inClosureScope(eb: ClosureEB, scope: ClosureScope): Expression<SqlBool>
 }
 
 /** Within a closure scope, forHierarchies is already part of the scope. */
-const scoped = (s: TenantSearch): TenantSearch => {
+const scoped = (s: TenantSearch, scope: ClosureScope): StoreSearch => {
   const { hierarchyPaths: _, ...rest } = s;
-  return rest;
+  return scope.home === null && scope.rootPaths.length > 0 ? { ...rest, supportPaths: scope.rootPaths } : rest;
 };
 
 export function tenantStore(db: Kysely<Database>): TenantStore {
@@ -430,7 +439,7 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
             .selectFrom('tenant_closure as c')
             .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
             .select(columns)
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s), { kind: 'all' }, now, CLOSURE_KEYS)]))
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]))
         : db
             .selectFrom('tenants')
             .select(columns)
@@ -442,12 +451,20 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
 
     async count(s, visibility, now) {
       const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(visibility) : null);
-      const row = scope
+      const unfiltered = Object.keys(s).every((k) => k === 'orderBy' || k === 'orderDir' || k === 'hierarchyPaths');
+      const row = scope && unfiltered
+        ? // nothing to check on the tenants themselves: the closure index alone counts them
+          await db
+            .selectFrom('tenant_closure as c')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where((eb) => inClosureScope(eb as never, scope))
+            .executeTakeFirstOrThrow()
+        : scope
         ? await db
             .selectFrom('tenant_closure as c')
             .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
             .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s), { kind: 'all' }, now, CLOSURE_KEYS)]))
+            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]))
             .executeTakeFirstOrThrow()
         : await db
             .selectFrom('tenants')

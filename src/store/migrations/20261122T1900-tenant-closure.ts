@@ -20,6 +20,8 @@ export const tenantClosure: Migration = {
     await sql`create index tenant_closure_created_idx on tenant_closure (ancestor_id, created_at, tenant_id)`.execute(db);
     await sql`create index tenant_closure_updated_idx on tenant_closure (ancestor_id, updated_at, tenant_id)`.execute(db);
     await sql`create index tenant_closure_tenant_idx on tenant_closure (tenant_id)`.execute(db);
+    // support-enabled tenants of one subtree (withSupport inside a partner's view)
+    await sql`create index tenants_support_path_idx on tenants (path text_pattern_ops) where support_enabled`.execute(db);
 
     await sql`
       create function tenant_closure_sync() returns trigger language plpgsql as $$
