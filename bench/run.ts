@@ -11,7 +11,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { createService } from '../src/service.js';
+import { createService } from '../src/compose.js';
 import { openDb, type Db } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { ROLE_IDS } from '../src/access/roles.js';

@@ -1,5 +1,5 @@
 // buildApp: the Fastify instance with every route; it never listens (server start is in
-// service.ts / cli), so tests drive it with app.inject().
+// compose.ts / cli), so tests drive it with app.inject().
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -37,6 +37,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // behind an ingress, the client address (token-endpoint throttle, logs) comes from X-Forwarded-For
+    trustProxy: deps.config.trustProxy as boolean | string[], // a number is a hop count (Fastify documents it; its types lag)
   }) as unknown as FastifyInstance;
 
   app.addHook('onRequest', async (request, reply) => {

@@ -46,6 +46,8 @@ export interface Config {
   lastUsedFlushSeconds: number;
   /** seconds between runs of the tenant-expiry job */
   expiryCheckSeconds: number;
+  /** which proxies' X-Forwarded-For to believe for the client address (Fastify trustProxy) */
+  trustProxy: boolean | number | string[];
   /** pino level */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -104,6 +106,7 @@ export const KNOWN_VARIABLES = [
   'GATEHOUSE_GRAPHQL_INTROSPECTION',
   'GATEHOUSE_LAST_USED_FLUSH_SECONDS',
   'GATEHOUSE_EXPIRY_CHECK_SECONDS',
+  'GATEHOUSE_TRUST_PROXY',
   'LOG_LEVEL',
 ] as const;
 
@@ -192,6 +195,14 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
     problems.push('GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: must be at least 12 characters');
   }
 
+  // false | true | a hop count | a comma list of proxy addresses or CIDRs
+  const trustRaw = get('GATEHOUSE_TRUST_PROXY') ?? 'false';
+  let trustProxy: Config['trustProxy'] = false;
+  if (/^(true|false)$/i.test(trustRaw)) trustProxy = /^true$/i.test(trustRaw);
+  else if (/^\d{1,2}$/.test(trustRaw)) trustProxy = Number(trustRaw);
+  else if (/^[0-9a-f.:/]+(,[0-9a-f.:/]+)*$/i.test(trustRaw.replace(/\s/g, ''))) trustProxy = trustRaw.replace(/\s/g, '').split(',');
+  else problems.push(`GATEHOUSE_TRUST_PROXY: true, false, a hop count, or a comma list of proxy addresses, got "${trustRaw}"`);
+
   const config: Config = {
     port,
     host,
@@ -210,6 +221,7 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
     graphqlIntrospection: bool('GATEHOUSE_GRAPHQL_INTROSPECTION', false),
     lastUsedFlushSeconds: int('GATEHOUSE_LAST_USED_FLUSH_SECONDS', 30, 1, 3600),
     expiryCheckSeconds: int('GATEHOUSE_EXPIRY_CHECK_SECONDS', 600, 10, 86400),
+    trustProxy,
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

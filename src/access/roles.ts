@@ -70,7 +70,7 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'tenants.support': [Administrator],
   /** checked in the partner that owns the label */
   'labels.write': [Administrator, Operations],
-  /** restricted labels: vendor staff only (checked in tenant 1) */
+  /** restricted labels: the vendor's own Administrators and Operations (checked in tenant 1) */
   'labels.writeRestricted': [Administrator, Operations],
   'subscriptions.read': [Administrator, Analyst, Responder, Auditor, Operations],
   /** services, partner subscriptions and their assignment: checked in the owning partner */

@@ -21,6 +21,6 @@ export async function visibilityFor(principal: Principal, tenants: Pick<TenantSt
     kind: 'some',
     subtreePaths,
     homeId: supportOnly(principal, now) || homeCovered ? null : principal.tenantId,
-    supportEnabled: live.some((a) => a.roleId === ROLE_IDS.Support),
+    consentingTenants: live.some((a) => a.roleId === ROLE_IDS.Support),
   };
 }

@@ -10,7 +10,7 @@ import { randomBase62 } from '../crypto/random.js';
 import { generateClientId } from '../credentials/model.js';
 import { generateSecret, hashSecret, secretHint } from '../credentials/secret.js';
 import type { Store } from '../store/index.js';
-import { ENVIRONMENTS } from '../tenants/model.js';
+import { ENVIRONMENTS, normalizeTenantName } from '../tenants/model.js';
 import { hashPassword, normalizeEmail } from '../users/password.js';
 
 export const BOOTSTRAP_CLIENT_NAME = 'bootstrap-admin';
@@ -41,7 +41,8 @@ export async function bootstrap(
   return store.transaction(async (tx) => {
     await tx.tenants.lockBootstrap();
     if (await tx.tenants.rootExists()) return undefined;
-    await tx.tenants.insertRoot({ name: config.vendorName, createdAt: now, environments: Object.keys(ENVIRONMENTS) });
+    const rootName = normalizeTenantName(config.vendorName, 'GATEHOUSE_VENDOR_NAME');
+    await tx.tenants.insertRoot({ name: rootName.name, nameNormalized: rootName.normalized, createdAt: now, environments: Object.keys(ENVIRONMENTS) });
 
     const clientUuid = randomUUID();
     await tx.credentials.insertClient({

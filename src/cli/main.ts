@@ -32,6 +32,7 @@ e.g. --port 9000 (PORT), --database-url URL (DATABASE_URL), --data-dir DIR (GATE
   GATEHOUSE_GRAPHQL_INTROSPECTION   answer introspection queries (false)
   GATEHOUSE_LAST_USED_FLUSH_SECONDS how often last-used times are written (30)
   GATEHOUSE_EXPIRY_CHECK_SECONDS    how often expired tenants are looked for (600)
+  GATEHOUSE_TRUST_PROXY             believe X-Forwarded-For from: true, a hop count, or proxy addresses (false)
   LOG_LEVEL                         fatal error warn info debug trace silent (info)
 `;
 

@@ -2,6 +2,7 @@
 import { badInput } from '../errors.js';
 import type { RoleAssignment } from '../access/principal.js';
 import { randomHex } from '../crypto/random.js';
+import { UUID_PATTERN } from '../ids.js';
 
 export interface ClientSecretInfo {
   id: string;
@@ -62,11 +63,10 @@ export function generateClientId(): string {
   return randomHex(16);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `id` arguments take the UUID or the client_id. */
 export function parseClientRef(ref: string): { id: string } | { clientId: string } {
-  if (UUID.test(ref)) return { id: ref.toLowerCase() };
+  if (UUID_PATTERN.test(ref)) return { id: ref.toLowerCase() };
   // a NUL byte cannot be stored or compared in PostgreSQL text: reject it here, not as INTERNAL
   if (ref.length === 0 || ref.length > 128 || ref.includes('\u0000')) throw badInput('id must be a client UUID or client_id', { field: 'id' });
   return { clientId: ref };

@@ -7,6 +7,7 @@ import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES } from '
 import type { Clock } from '../clock.js';
 import { badInput, conflict, forbidden, notFound, rateLimited } from '../errors.js';
 import type { Store } from '../store/index.js';
+import { TENANT_ID_PATTERN } from '../ids.js';
 import { UniqueViolation } from '../store/errors.js';
 import {
   generateClientId,
@@ -41,8 +42,8 @@ export interface CredentialSettings {
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 500;
+const MAX_LIST = 1000;
 const HOUR_MS = 3600_000;
-const TENANT_ID = /^[1-9][0-9]{0,17}$/;
 
 export class CredentialService {
   constructor(
@@ -65,6 +66,8 @@ export class CredentialService {
       // Creations in one tenant queue here, so the count below is exact under concurrency and
       // across processes (it lives in the database).
       await tx.credentials.lockTenantForCreation(tenant.id);
+      // measured once the lock is held, so time spent queued does not shift the window
+      const now = this.clock.now();
       const window = await tx.credentials.countCreationsSince(tenant.id, new Date(now.getTime() - HOUR_MS));
       if (window.count >= this.settings.createLimitPerHour) {
         const retryAfter = window.oldest ? Math.max(1, Math.ceil((window.oldest.getTime() + HOUR_MS - now.getTime()) / 1000)) : 3600;
@@ -122,8 +125,11 @@ export class CredentialService {
     if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
       throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
     }
+    for (const [field, list] of [['tenantIDs', query.tenantIDs], ['clientIDs', query.clientIDs], ['roleIDs', query.roleIDs]] as const) {
+      if (list && list.length > MAX_LIST) throw badInput(`${field} takes at most ${MAX_LIST} values`, { field });
+    }
     const explicit = [...(query.tenantIDs ?? []), ...(query.tenantID ? [query.tenantID] : [])];
-    for (const id of explicit) if (!TENANT_ID.test(id)) throw badInput(`"${id}" is not a tenant id`, { field: 'tenantIDs' });
+    for (const id of explicit) if (!TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field: 'tenantIDs' });
     let tenantIds: string[];
     if (explicit.length === 0) {
       assertCan(caller.principal, caller.tenant, 'clients.read', now);
@@ -200,6 +206,11 @@ export class CredentialService {
     const client = await this.store.transaction(async (tx) => {
       const found = await tx.credentials.findClient(tenant.id, ref, true);
       if (!found) throw notFound('Client');
+      // The new secret goes to the caller: it must not get a client more powerful than itself
+      // could create (Operations can revoke any client with deleteClient, not take it over).
+      if (!found.roleAssignments.every((a) => this.mayGrant(principal, caller, a.roleId, now))) {
+        throw forbidden('This client holds roles you could not give it; revoke it with deleteClient instead');
+      }
       // Suspected leak: every earlier secret, and every token obtained with one, ends now.
       await tx.credentials.revokeSecrets(found.id, now);
       await this.insertNewSecret(tx, found, secret, now, principal);
@@ -281,12 +292,17 @@ export class CredentialService {
         throw badInput(`role "${id}" exists only in the vendor tenant`, { field: 'roles' });
       }
     }
-    const held = rolesIn(principal, caller.tenant, now);
-    const isAdmin = held.has(ROLE_IDS.Administrator);
     for (const id of roleIds) {
-      const allowed = isAdmin ? TENANT_ROLES.includes(id as never) || caller.tenant.id === ROOT_TENANT_ID : held.has(id);
-      if (!allowed) throw forbidden('A client cannot be given a role its creator does not hold');
+      if (!this.mayGrant(principal, caller, id, now)) throw forbidden('A client cannot be given a role its creator does not hold');
     }
     return roleIds;
+  }
+
+  /** Whether the caller could give a client this role in the acting tenant: an Administrator any
+   *  tenant role (and, in tenant 1, the vendor roles too); anyone else only a role it holds. */
+  private mayGrant(principal: Principal, caller: Caller, roleId: string, now: Date): boolean {
+    const held = rolesIn(principal, caller.tenant, now);
+    if (held.has(ROLE_IDS.Administrator)) return TENANT_ROLES.includes(roleId as never) || caller.tenant.id === ROOT_TENANT_ID;
+    return held.has(roleId);
   }
 }

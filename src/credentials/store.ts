@@ -26,7 +26,6 @@ export interface ClientFilter {
   name?: string;
   clientIds?: string[];
   roleIds?: string[];
-  includeRevoked?: boolean;
   offset: number;
   limit: number;
 }

@@ -31,10 +31,3 @@ export function formatGraphQLError(err: GraphQLError, onInternal: (err: unknown)
     extensions: { code },
   };
 }
-
-export function appErrorBody(err: AppError): { errors: PublicGraphQLError[]; error: string[] } {
-  return {
-    errors: [{ message: err.message, extensions: { code: err.code, ...err.details } }],
-    error: [err.message],
-  };
-}

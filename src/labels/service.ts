@@ -13,7 +13,7 @@ import { UniqueViolation } from '../store/errors.js';
 import { checkTenantId } from '../tenants/model.js';
 import { scopeOf, type TenantService } from '../tenants/service.js';
 import { checkLabel, type TenantLabel } from './model.js';
-import { checkUuid } from '../subscriptions/model.js';
+import { checkUuid } from '../ids.js';
 
 export interface LabelInput {
   name: string;

@@ -53,13 +53,9 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
           'retry-after': String(wait),
         });
       }
-      let client;
-      try {
-        client = await authenticateClient(opts.services.credentials, presented);
-      } catch (err) {
-        if (err instanceof OAuthError && err.error === 'invalid_client') throttle.fail(throttleKey);
-        throw err;
-      }
+      // counted before the check, so a burst of parallel guesses is counted too; a success clears it
+      throttle.fail(throttleKey);
+      const client = await authenticateClient(opts.services.credentials, presented);
       throttle.succeed(throttleKey);
       const response = await clientCredentialsGrant(opts.services.tokens, client, params, opts.audience);
       opts.metrics.tokensIssued.inc({ grant_type: grantType });

@@ -4,11 +4,11 @@ import type { RoleAssignment } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import type { Client, ClientSecretInfo } from '../credentials/model.js';
 import type { AuthClient, ClientFilter, CredentialStore, SecretDigest } from '../credentials/store.js';
+import { likePattern, UUID_PATTERN } from '../ids.js';
 import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database } from './schema.js';
 
-const escapeLike = (s: string) => s.replace(/[\\_]/g, (c) => '\\' + c);
 
 export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialStore {
   async function hydrate(rows: { id: string; tenant_id: string; client_id: string; name: string; environment: string; created_at: Date; updated_at: Date; created_by: string | null; updated_by: string | null; revoked_at: Date | null }[]): Promise<Client[]> {
@@ -152,15 +152,15 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     async listClients(f: ClientFilter) {
       if (f.tenantIds.length === 0) return [];
       let q = db.selectFrom('clients').select(clientColumns).where('tenant_id', 'in', f.tenantIds);
-      if (!f.includeRevoked) q = q.where('revoked_at', 'is', null);
+      q = q.where('revoked_at', 'is', null);
       if (f.name !== undefined) {
-        const pattern = f.name.includes('%') ? f.name.split('%').map(escapeLike).join('%') : escapeLike(f.name);
+        const pattern = likePattern(f.name);
         q = q.where(sql<boolean>`lower(name) like lower(${pattern})`);
       }
       if (f.clientIds !== undefined) {
         // only well-formed UUIDs reach the uuid column (anything else would fail the cast)
         const uuids = f.clientIds
-          .filter((v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v))
+          .filter((v) => UUID_PATTERN.test(v))
           .map((v) => v.toLowerCase());
         q = q.where((eb) =>
           eb.or([

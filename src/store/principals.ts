@@ -5,10 +5,11 @@ import type { PrincipalStore } from '../access/store.js';
 import type { Database } from './schema.js';
 
 export function principalStore(db: Kysely<Database>): PrincipalStore {
-  async function assignments(principalId: string): Promise<RoleAssignment[]> {
+  async function assignments(kind: 'client' | 'user', principalId: string): Promise<RoleAssignment[]> {
     const rows = await db
       .selectFrom('role_assignments')
       .select(['id', 'tenant_id', 'role_id', 'expires_at'])
+      .where('principal_kind', '=', kind)
       .where('principal_id', '=', principalId)
       .execute();
     return rows.map((r) => ({ id: r.id, tenantId: String(r.tenant_id), roleId: r.role_id, expiresAt: r.expires_at }));
@@ -35,7 +36,7 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
         tenantId: String(row.tenant_id),
         clientId: row.client_id,
         secretId,
-        assignments: await assignments(row.id),
+        assignments: await assignments('client', row.id),
       };
       return principal;
     },
@@ -50,7 +51,7 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
         .where('t.enabled', '=', true)
         .executeTakeFirst();
       if (!row) return undefined;
-      return { kind: 'user', id: row.id, tenantId: String(row.tenant_id), assignments: await assignments(row.id) };
+      return { kind: 'user', id: row.id, tenantId: String(row.tenant_id), assignments: await assignments('user', row.id) };
     },
   };
 }

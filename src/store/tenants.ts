@@ -86,7 +86,7 @@ function visibleTo(eb: EB, v: Visibility, now: Date): Expression<SqlBool> {
   if (v.kind === 'all') return sql<boolean>`true`;
   const ors: Expression<SqlBool>[] = v.subtreePaths.map((p) => inSubtree(eb, p));
   if (v.homeId !== null) ors.push(eb('tenants.id', '=', v.homeId));
-  if (v.supportEnabled) ors.push(supportActive(eb, now));
+  if (v.consentingTenants) ors.push(supportActive(eb, now));
   return ors.length > 0 ? eb.or(ors) : sql<boolean>`false`;
 }
 
@@ -230,7 +230,7 @@ const idOf = (path: string) => path.split('.').filter(Boolean).pop()!;
  * Support visibility without forHierarchies query tenants directly.
  */
 function closureScope(v: Visibility, hierarchyPaths: string[] | undefined, homePath: string | null): ClosureScope | undefined {
-  if (v.kind === 'some' && v.supportEnabled) return undefined;
+  if (v.kind === 'some' && v.consentingTenants) return undefined;
   if (v.kind === 'all') {
     if (!hierarchyPaths) return undefined;
     const paths = outermost(hierarchyPaths);
@@ -304,7 +304,7 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
           path: '1.',
           depth: 0,
           name: root.name,
-          name_normalized: root.name.normalize('NFKC').toLowerCase().trim(),
+          name_normalized: root.nameNormalized,
           is_partner: true,
           created_at: root.createdAt,
           updated_at: root.createdAt,
@@ -316,12 +316,6 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     async findTenant(id) {
       const row = await db.selectFrom('tenants').select(columns).where('id', '=', id).executeTakeFirst();
       return row ? toTenant(row) : undefined;
-    },
-
-    async findTenants(ids) {
-      if (ids.length === 0) return [];
-      const rows = await db.selectFrom('tenants').select(columns).where('id', 'in', ids).execute();
-      return rows.map(toTenant);
     },
 
     async lockTenant(id) {

@@ -37,9 +37,3 @@ export function checkDescription(raw: string | null | undefined): string | null 
   return raw;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function checkUuid(raw: string, field: string): string {
-  if (!UUID.test(raw)) throw badInput(`${field} must be a UUID`, { field });
-  return raw.toLowerCase();
-}

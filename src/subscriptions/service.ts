@@ -10,7 +10,8 @@ import type { Store } from '../store/index.js';
 import { UniqueViolation } from '../store/errors.js';
 import { checkTenantId, type Tenant } from '../tenants/model.js';
 import { scopeOf, type TenantService } from '../tenants/service.js';
-import { checkDescription, checkOfferingName, checkUuid, type PartnerSubscription, type Service } from './model.js';
+import { checkUuid } from '../ids.js';
+import { checkDescription, checkOfferingName, type PartnerSubscription, type Service } from './model.js';
 
 export class SubscriptionService {
   constructor(
@@ -98,6 +99,8 @@ export class SubscriptionService {
     assertCan(caller.principal, scopeOf(partner), 'subscriptions.manage', now);
     if (subscription.retiredAt) return subscription;
     return this.store.transaction(async (tx) => {
+      const current = await tx.subscriptions.findSubscription(subscription.id, true);
+      if (current?.retiredAt) return current;
       await tx.subscriptions.retireSubscription(subscription.id, now);
       await this.audit(tx, caller, partner.id, 'subscription.retired', 'subscription', subscription.id, { name: subscription.name }, now);
       return (await tx.subscriptions.findSubscription(subscription.id))!;
@@ -118,6 +121,9 @@ export class SubscriptionService {
       if (subscription.retiredAt) throw badInput(`subscription ${subscription.id} is retired`, { field: 'subscription_id' });
     }
     return this.store.transaction(async (tx) => {
+      // a retire racing this assign: the row lock orders them, and the state is checked again
+      const current = await tx.subscriptions.findSubscription(subscription.id, true);
+      if (assign && current?.retiredAt) throw badInput(`subscription ${subscription.id} is retired`, { field: 'subscription_id' });
       const changed = assign
         ? await tx.subscriptions.assign(tenant.id, subscription.id, now, caller.principal.id)
         : await tx.subscriptions.unassign(tenant.id, subscription.id);

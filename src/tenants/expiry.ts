@@ -4,8 +4,8 @@
 // processes: each batch locks its rows and skips rows another process holds.
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/index.js';
+import { DAY_MS } from './model.js';
 
-const DAY_MS = 86_400_000;
 const BATCH = 200;
 
 export async function disableExpiredTenants(store: Store, clock: Clock, graceDays: number): Promise<string[]> {

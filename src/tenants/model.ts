@@ -2,6 +2,7 @@
 // normalisation, the activity state table, and cursors.
 import { domainToASCII } from 'node:url';
 import { badInput } from '../errors.js';
+import { TENANT_ID_PATTERN } from '../ids.js';
 
 export interface Tenant {
   id: string;
@@ -73,6 +74,8 @@ export function applyEnvironmentChanges(
   return next;
 }
 
+export const DAY_MS = 86_400_000;
+
 export const isActive = (envs: ReadonlyMap<string, boolean>) => [...envs.values()].some(Boolean);
 
 // ---- names and domains -------------------------------------------------------------------------
@@ -98,20 +101,7 @@ export function checkDomain(raw: string): { domain: string; normalized: string }
   return { domain, normalized: ascii };
 }
 
-export const TENANT_ID_PATTERN = /^[1-9][0-9]{0,17}$/;
-
-export function checkTenantId(id: string, field: string): string {
-  if (!TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field });
-  return id;
-}
-
-/** Text of a `%` wildcard pattern for LIKE: `%` stays a wildcard, `_` and `\` are literal. */
-export function likePattern(raw: string): string {
-  return raw
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\\_]/g, (c) => '\\' + c);
-}
+export { checkTenantId, likePattern, TENANT_ID_PATTERN } from '../ids.js';
 
 // ---- ordering and cursors ----------------------------------------------------------------------
 
@@ -193,8 +183,8 @@ export type Visibility =
       subtreePaths: string[];
       /** the caller's own tenant, when no subtree holds it (null too for Support staff, who see only consenting tenants) */
       homeId: string | null;
-      /** Support staff: tenants with support access on */
-      supportEnabled: boolean;
+      /** the caller holds Support: the tenants with support access on are visible too */
+      consentingTenants: boolean;
     };
 
 export interface TimeRange {

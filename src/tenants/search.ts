@@ -44,6 +44,9 @@ export interface ParsedTenantsQuery {
   page: number | undefined;
 }
 
+/** longest id list a query takes (each id is a bind parameter) */
+export const MAX_LIST = 1000;
+
 function matcher(raw: string, field: string): { pattern: string; wildcard: boolean } {
   if (raw.length === 0 || raw.length > 200) throw badInput(`${field} must be 1 to 200 characters`, { field });
   const wildcard = raw.includes('%');
@@ -75,6 +78,9 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
   if (page !== undefined && (!Number.isInteger(page) || page < 1)) throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
   if (page !== undefined && (page - 1) * limit > 1_000_000) throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
 
+  for (const [field, list] of [['ids', q.ids], ['forHierarchies', q.forHierarchies]] as const) {
+    if (list && list.length > MAX_LIST) throw badInput(`${field} takes at most ${MAX_LIST} ids`, { field });
+  }
   const search: ParsedTenantsQuery['search'] = { orderBy, orderDir };
   if (q.ids != null) search.ids = [...new Set(q.ids.map((id) => checkTenantId(id, 'ids')))];
   if (q.name != null) {

@@ -17,6 +17,7 @@ import {
   checkEnvironmentName,
   checkTenantId,
   decodeCursor,
+  DAY_MS,
   DEFAULT_ENVIRONMENT,
   encodeCursor,
   isActive,
@@ -57,7 +58,6 @@ export interface TenantSettings {
   expiryGraceDays: number;
 }
 
-const DAY_MS = 86_400_000;
 export const MAX_SUPPORT_DAYS = 366;
 
 export function scopeOf(t: Tenant): TenantScope {
@@ -76,9 +76,9 @@ export class TenantService {
   }
 
   /** The tenant if the caller can see it; NOT_FOUND otherwise, the same for tenants that do not exist. */
-  async visibleTenant(principal: Principal, id: string, field = 'tenantID', store: Store = this.store): Promise<Tenant> {
+  async visibleTenant(principal: Principal, id: string, field = 'tenantID'): Promise<Tenant> {
     checkTenantId(id, field);
-    const tenant = await store.tenants.findTenant(id);
+    const tenant = await this.store.tenants.findTenant(id);
     if (!tenant || !reaches(principal, scopeOf(tenant), this.clock.now())) throw notFound('Tenant');
     return tenant;
   }
@@ -292,14 +292,20 @@ export class TenantService {
       }
     }
     if (opts.reason && opts.reason.length > 500) throw badInput('reason must be at most 500 characters', { field: 'reason' });
+    const supportExpiresAt = enable ? (opts.until ?? null) : null;
+    const supportReason = enable ? (opts.reason ?? null) : null;
     return this.store.transaction(async (tx) => {
-      await tx.tenants.lockTenant(tenant.id);
-      await tx.tenants.updateTenant(tenant.id, {
-        supportEnabled: enable,
-        supportExpiresAt: enable ? (opts.until ?? null) : null,
-        supportReason: enable ? (opts.reason ?? null) : null,
-        updatedAt: now,
-      });
+      const locked = await tx.tenants.lockTenant(tenant.id);
+      if (!locked) throw notFound('Tenant');
+      // asking for the state the tenant is in changes nothing (like updateTenant)
+      if (
+        locked.supportEnabled === enable &&
+        (locked.supportExpiresAt?.getTime() ?? null) === (supportExpiresAt?.getTime() ?? null) &&
+        locked.supportReason === supportReason
+      ) {
+        return locked;
+      }
+      await tx.tenants.updateTenant(tenant.id, { supportEnabled: enable, supportExpiresAt, supportReason, updatedAt: now });
       await tx.audit.insertEvent({
         occurredAt: now,
         tenantId: tenant.id,

@@ -4,6 +4,7 @@ import type { CursorPosition, Environment, Tenant, TenantSearch, Visibility } fr
 
 export interface NewRootTenant {
   name: string;
+  nameNormalized: string;
   createdAt: Date;
   environments: string[];
 }
@@ -55,7 +56,6 @@ export interface TenantStore {
   insertRoot(root: NewRootTenant): Promise<void>;
 
   findTenant(id: string): Promise<Tenant | undefined>;
-  findTenants(ids: string[]): Promise<Tenant[]>;
   /** The tenant, locked until the transaction ends. */
   lockTenant(id: string): Promise<Tenant | undefined>;
   insertTenant(tenant: NewTenant): Promise<Tenant>;

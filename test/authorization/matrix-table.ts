@@ -89,7 +89,7 @@ retirePartnerSubscription            | UN   | ok     | FB     | FB     | FB     
 clients                              | UN   | ok     | ok     | ok     | ok     | ok     | ok     | ok     | ok     | FB     | FB     | ok  | FB      | ok     | ok       | ok       | ok
 createClient                         | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 rotateClientSecret                   | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | ok
-forceRotateClientSecret              | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | ok  | FB      | FB     | FB       | ok       | FB
+forceRotateClientSecret              | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 deleteClient                         | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | ok  | FB      | FB     | FB       | ok       | FB
 `;
 

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createService, type Service } from '../../src/service.js';
+import { createService, type Service } from '../../src/compose.js';
 import type { Db, Engine } from '../../src/store/db.js';
 import { openTestDb } from './db.js';
 

@@ -64,5 +64,26 @@ for (const engine of engines()) {
       const after = await tq(t, await t.rootToken(), `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "still-plain"}) { name restricted } }`, { id });
       assert.deepEqual(after.body.data.updateTenantLabel, { name: 'still-plain', restricted: false });
     });
+
+    it('id lists longer than 1000 are BAD_USER_INPUT, not a database error', async () => {
+      const ids = Array.from({ length: 1001 }, (_, i) => String(i + 1));
+      const tenants = await tq(t, await t.rootToken(), `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids}) { count } }`, { ids });
+      assert.equal(tenants.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      const clients = await t.gql(await t.rootToken(), `query($ids: [ID]) { clients(tenantIDs: $ids) { id } }`, { ids });
+      assert.equal(clients.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      const ok = await tq(t, await t.rootToken(), `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids}) { count } }`, { ids: ids.slice(0, 1000) });
+      assert.equal(ok.body.errors, undefined);
+    });
+
+    it('enabling support that is already on in the same way changes nothing', async () => {
+      const tenant = await createTenant(t, '1');
+      const enable = `mutation($id: ID!) { enableTenantSupport(tenantID: $id, reason: "ticket 42") { updated_at support_enabled } }`;
+      const first = await tq(t, await t.rootToken(), enable, { id: tenant });
+      const audits = await rowCounts(t);
+      t.clock.advance(60_000);
+      const again = await tq(t, await t.rootToken(), enable, { id: tenant });
+      assert.deepEqual(again.body.data.enableTenantSupport, first.body.data.enableTenantSupport);
+      assert.deepEqual(await rowCounts(t), audits);
+    });
   });
 }

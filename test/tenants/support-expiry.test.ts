@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { createLogger } from '../../src/logger.js';
-import { createService } from '../../src/service.js';
+import { createService } from '../../src/compose.js';
 import { openDb } from '../../src/store/db.js';
 import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';

@@ -3,7 +3,7 @@
 import type { Config } from '../../config.js';
 import { formatBootstrapNotice } from '../../bootstrap/bootstrap.js';
 import { createLogger } from '../../logger.js';
-import { createService } from '../../service.js';
+import { createService } from '../../compose.js';
 import { openConfiguredDb } from './open-db.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;

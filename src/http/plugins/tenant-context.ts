@@ -6,9 +6,9 @@ import { reaches } from '../../access/policy.js';
 import type { Clock } from '../../clock.js';
 import { badInput, forbidden } from '../../errors.js';
 import type { Store } from '../../store/index.js';
+import { TENANT_ID_PATTERN } from '../../ids.js';
 
 export const TENANT_CONTEXT_HEADER = 'x-tenant-context';
-const TENANT_ID = /^[1-9][0-9]{0,17}$/;
 
 export function tenantContext(store: Store, clock: Clock) {
   return async function resolveTenant(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
@@ -18,7 +18,7 @@ export function tenantContext(store: Store, clock: Clock) {
     let tenantId = principal.tenantId;
     if (raw !== undefined) {
       // repeated headers arrive joined ("1, 2") or as a list, and fail here like any other bad value
-      if (typeof raw !== 'string' || !TENANT_ID.test(raw)) {
+      if (typeof raw !== 'string' || !TENANT_ID_PATTERN.test(raw)) {
         throw badInput('X-Tenant-Context must be one tenant id (digits only, no spaces)', { header: 'X-Tenant-Context' });
       }
       tenantId = raw;

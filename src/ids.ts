@@ -1,0 +1,24 @@
+// The two kinds of identifier on the wire, checked in one place: tenant ids (decimal integers
+// carried as text, within PostgreSQL bigint) and UUIDs.
+import { badInput } from './errors.js';
+
+export const TENANT_ID_PATTERN = /^[1-9][0-9]{0,17}$/;
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function checkTenantId(id: string, field: string): string {
+  if (!TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field });
+  return id;
+}
+
+export function checkUuid(raw: string, field: string): string {
+  if (!UUID_PATTERN.test(raw)) throw badInput(`${field} must be a UUID`, { field });
+  return raw.toLowerCase();
+}
+
+/** Text of a `%` wildcard pattern for LIKE: `%` stays a wildcard, `_` and `\` are literal. */
+export function likePattern(raw: string): string {
+  return raw
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\\_]/g, (c) => '\\' + c);
+}
