@@ -8,3 +8,15 @@ export interface AuditEvent {
   target: { kind: string; id: string };
   details?: Record<string, unknown>;
 }
+
+/** An event done by a principal (the common case of every use case). */
+export function principalEvent(
+  principal: { kind: 'client' | 'user'; id: string },
+  occurredAt: Date,
+  tenantId: string,
+  action: string,
+  target: { kind: string; id: string },
+  details: Record<string, unknown> = {},
+): AuditEvent {
+  return { occurredAt, tenantId, actor: { kind: principal.kind, id: principal.id }, action, target, details };
+}

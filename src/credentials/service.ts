@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { assertCan, can, rolesIn } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
 import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES } from '../access/roles.js';
+import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, forbidden, notFound, rateLimited } from '../errors.js';
 import type { Store } from '../store/index.js';
@@ -104,14 +105,13 @@ export class CredentialService {
       await tx.credentials.insertRoleAssignments(
         roleIds.map((roleId) => ({ id: randomUUID(), tenantId: tenant.id, roleId, expiresAt: null, principalId: clientUuid, createdAt: now })),
       );
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'client.created',
-        target: { kind: 'client', id: clientUuid },
-        details: { name, roles: roleIds, secret_hint: secretHint(secret) },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'client.created', { kind: 'client', id: clientUuid }, {
+          name,
+          roles: roleIds,
+          secret_hint: secretHint(secret),
+        }),
+      );
       return tx.credentials.getClient(clientUuid);
     });
     return { client, clientSecret: secret };
@@ -184,14 +184,12 @@ export class CredentialService {
       for (const s of live) if (s.id !== current.id) await tx.credentials.expireSecret(s.id, now);
       await tx.credentials.expireSecret(current.id, new Date(now.getTime() + grace * 1000));
       await this.insertNewSecret(tx, found, secret, now, principal);
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'client.secret_rotated',
-        target: { kind: 'client', id: found.id },
-        details: { grace_seconds: grace, secret_hint: secretHint(secret) },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'client.secret_rotated', { kind: 'client', id: found.id }, {
+          grace_seconds: grace,
+          secret_hint: secretHint(secret),
+        }),
+      );
       return tx.credentials.getClient(found.id);
     });
     return { client, clientSecret: secret };
@@ -214,14 +212,9 @@ export class CredentialService {
       // Suspected leak: every earlier secret, and every token obtained with one, ends now.
       await tx.credentials.revokeSecrets(found.id, now);
       await this.insertNewSecret(tx, found, secret, now, principal);
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'client.secret_force_rotated',
-        target: { kind: 'client', id: found.id },
-        details: { secret_hint: secretHint(secret) },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'client.secret_force_rotated', { kind: 'client', id: found.id }, { secret_hint: secretHint(secret) }),
+      );
       return tx.credentials.getClient(found.id);
     });
     return { client, clientSecret: secret };
@@ -237,14 +230,7 @@ export class CredentialService {
       if (!found) throw notFound('Client');
       await tx.credentials.revokeSecrets(found.id, now);
       await tx.credentials.revokeClient(found.id, now, principal.id);
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'client.deleted',
-        target: { kind: 'client', id: found.id },
-        details: { name: found.name },
-      });
+      await tx.audit.insertEvent(principalEvent(principal, now, tenant.id, 'client.deleted', { kind: 'client', id: found.id }, { name: found.name }));
       return tx.credentials.getClient(found.id);
     });
   }

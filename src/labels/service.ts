@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { assertCan, reaches } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
 import { ROOT_TENANT_ID } from '../access/roles.js';
+import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { AppError, badInput, conflict, notFound } from '../errors.js';
 import type { Store } from '../store/index.js';
@@ -74,14 +75,13 @@ export class LabelService {
       }
       // a label change is a change of the tenant (modifiedTimeFilter finds it)
       await tx.tenants.updateTenant(tenant.id, { updatedAt: now });
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'label.created',
-        target: { kind: 'label', id },
-        details: { name: label.name, owner: owner.id, restricted: input.restricted ?? false },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'label.created', { kind: 'label', id }, {
+          name: label.name,
+          owner: owner.id,
+          restricted: input.restricted ?? false,
+        }),
+      );
       return (await tx.labels.findLabel(id))!;
     });
   }
@@ -134,14 +134,12 @@ export class LabelService {
       if (label.restricted) throw restricted(label);
       const result = await apply(tx, label, now);
       await tx.tenants.updateTenant(label.tenantId, { updatedAt: now });
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: label.tenantId,
-        actor: { kind: principal.kind, id: principal.id },
-        action,
-        target: { kind: 'label', id: label.id },
-        details: { name: result.name, owner: label.ownerPartnerTenantId },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, label.tenantId, action, { kind: 'label', id: label.id }, {
+          name: result.name,
+          owner: label.ownerPartnerTenantId,
+        }),
+      );
       return result;
     });
   }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertCan, reaches } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
+import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, notFound } from '../errors.js';
 import type { Store } from '../store/index.js';
@@ -148,13 +149,6 @@ export class SubscriptionService {
   }
 
   private audit(tx: Store, caller: Caller, tenantId: string, action: string, kind: string, id: string, details: Record<string, unknown>, now: Date) {
-    return tx.audit.insertEvent({
-      occurredAt: now,
-      tenantId,
-      actor: { kind: caller.principal.kind, id: caller.principal.id },
-      action,
-      target: { kind, id },
-      details,
-    });
+    return tx.audit.insertEvent(principalEvent(caller.principal, now, tenantId, action, { kind, id }, details));
   }
 }

@@ -6,6 +6,7 @@ import { assertCan, reaches } from '../access/policy.js';
 import type { Caller, Principal, TenantScope } from '../access/principal.js';
 import { ROOT_TENANT_ID } from '../access/roles.js';
 import { visibilityFor } from '../access/visibility.js';
+import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, notFound } from '../errors.js';
 import { checkLabel } from '../labels/model.js';
@@ -183,14 +184,14 @@ export class TenantService {
         if (err instanceof UniqueViolation) throw badInput('labels: the same label name is given twice', { field: 'labels' });
         throw err;
       }
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'tenant.created',
-        target: { kind: 'tenant', id: tenant.id },
-        details: { parent: parent.id, name, is_partner: tenant.isPartner, environments: envNames },
-      });
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'tenant.created', { kind: 'tenant', id: tenant.id }, {
+          parent: parent.id,
+          name,
+          is_partner: tenant.isPartner,
+          environments: envNames,
+        }),
+      );
       return tenant;
     });
   }
@@ -264,18 +265,13 @@ export class TenantService {
       if (!changed) return locked;
       if (envs) await tx.tenants.setEnvironments(tenant.id, envs, now);
       await tx.tenants.updateTenant(tenant.id, patch);
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: 'tenant.updated',
-        target: { kind: 'tenant', id: tenant.id },
-        details: {
+      await tx.audit.insertEvent(
+        principalEvent(principal, now, tenant.id, 'tenant.updated', { kind: 'tenant', id: tenant.id }, {
           ...(patch.name ? { name: patch.name } : {}),
           ...(envs ? { environments: Object.fromEntries(envs), enabled: patch.enabled } : {}),
           ...(patch.expiresAt !== undefined ? { expires_at: patch.expiresAt?.toISOString() ?? null } : {}),
-        },
-      });
+        }),
+      );
       return (await tx.tenants.findTenant(tenant.id))!;
     });
   }
@@ -306,14 +302,9 @@ export class TenantService {
         return locked;
       }
       await tx.tenants.updateTenant(tenant.id, { supportEnabled: enable, supportExpiresAt, supportReason, updatedAt: now });
-      await tx.audit.insertEvent({
-        occurredAt: now,
-        tenantId: tenant.id,
-        actor: { kind: principal.kind, id: principal.id },
-        action: enable ? 'tenant.support_enabled' : 'tenant.support_disabled',
-        target: { kind: 'tenant', id: tenant.id },
-        details: enable ? { until: opts.until?.toISOString() ?? null, reason: opts.reason ?? null } : {},
-      });
+      const action = enable ? 'tenant.support_enabled' : 'tenant.support_disabled';
+      const details = enable ? { until: opts.until?.toISOString() ?? null, reason: opts.reason ?? null } : {};
+      await tx.audit.insertEvent(principalEvent(principal, now, tenant.id, action, { kind: 'tenant', id: tenant.id }, details));
       return (await tx.tenants.findTenant(tenant.id))!;
     });
   }

@@ -54,22 +54,25 @@ export async function seedTenant(t: TestApp, parentId: string, opts: { name?: st
   return row.id;
 }
 
+/** Every table a mutation writes. */
+export const WRITTEN_TABLES = [
+  'tenants',
+  'tenant_environments',
+  'tenant_labels',
+  'services',
+  'partner_subscriptions',
+  'tenant_subscriptions',
+  'clients',
+  'client_secrets',
+  'role_assignments',
+  'client_creations',
+  'audit_events',
+  'users',
+] as const;
+
 /** Row counts of every table a mutation writes, to prove a rejected request wrote nothing. */
 export async function rowCounts(t: TestApp): Promise<Record<string, number>> {
-  const tables = [
-    'tenants',
-    'tenant_environments',
-    'tenant_labels',
-    'services',
-    'partner_subscriptions',
-    'tenant_subscriptions',
-    'clients',
-    'client_secrets',
-    'role_assignments',
-    'client_creations',
-    'audit_events',
-    'users',
-  ];
+  const tables = WRITTEN_TABLES;
   const out: Record<string, number> = {};
   for (const table of tables) {
     const r = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db.kysely);
