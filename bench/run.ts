@@ -84,18 +84,36 @@ async function post(url: string, headers: Record<string, string>, payload: unkno
   return body;
 }
 async function token(id: string, secret: string) {
-  return (await post('/auth/api/v2/auth/token', { authorization: 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64') }, { grant_type: 'client_credentials' })).access_token as string;
+  return (
+    await post(
+      '/auth/api/v2/auth/token',
+      { authorization: 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64') },
+      { grant_type: 'client_credentials' },
+    )
+  ).access_token as string;
 }
 const vendor = await token('bench-admin', 'gatehouse_bench_secret_0123456789abcdefghijklmnop');
 async function clientIn(tenant: string, role: string, name: string) {
-  const existing = await post('/graphql', { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant }, { query: `{ clients(name: "${name}") { id } }` });
+  const existing = await post(
+    '/graphql',
+    { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant },
+    { query: `{ clients(name: "${name}") { id } }` },
+  );
   for (const c of existing.data.clients) {
-    await post('/graphql', { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant }, { query: `mutation { deleteClient(id: "${c.id}") { id } }` });
+    await post(
+      '/graphql',
+      { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant },
+      { query: `mutation { deleteClient(id: "${c.id}") { id } }` },
+    );
   }
-  const r = await post('/graphql', { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant }, {
-    query: `mutation($n: String!, $r: [ID!]) { createClient(name: $n, roles: $r) { client { client_id } client_secret } }`,
-    variables: { n: name, r: [role] },
-  });
+  const r = await post(
+    '/graphql',
+    { authorization: `Bearer ${vendor}`, 'x-tenant-context': tenant },
+    {
+      query: `mutation($n: String!, $r: [ID!]) { createClient(name: $n, roles: $r) { client { client_id } client_secret } }`,
+      variables: { n: name, r: [role] },
+    },
+  );
   const c = r.data.createClient;
   return { token: await token(c.client.client_id, c.client_secret), clientId: c.client.client_id as string, secret: c.client_secret as string };
 }
@@ -104,7 +122,10 @@ const partner = await clientIn(partnerId, ROLE_IDS.Administrator, 'bench-partner
 const support = await clientIn('1', ROLE_IDS.Support, 'bench-support');
 
 const SELECTION = `count hasMore totalCount cursorPos results { id name enabled labels { name value } environments { name enabled } partnership { parent is_partner } }`;
-const tenantsQuery = (q: Record<string, unknown>) => ({ query: `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) { ${SELECTION} } }`, variables: { q } });
+const tenantsQuery = (q: Record<string, unknown>) => ({
+  query: `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) { ${SELECTION} } }`,
+  variables: { q },
+});
 
 // a cursor deep in the result: walk to it once, then time the page after it
 async function deepCursor(tok: string, q: Record<string, unknown>, pages: number): Promise<string> {
@@ -112,10 +133,14 @@ async function deepCursor(tok: string, q: Record<string, unknown>, pages: number
   let n = 0;
   const pageSize = 500;
   while (n < pages) {
-    const r = await post('/public/query', { authorization: `Bearer ${tok}` }, {
-      query: `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) { cursorPos } }`,
-      variables: { q: { ...q, maxResults: pageSize, ...(cursor ? { cursorPos: cursor } : {}) } },
-    });
+    const r = await post(
+      '/public/query',
+      { authorization: `Bearer ${tok}` },
+      {
+        query: `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) { cursorPos } }`,
+        variables: { q: { ...q, maxResults: pageSize, ...(cursor ? { cursorPos: cursor } : {}) } },
+      },
+    );
     cursor = r.data.tenants.cursorPos;
     n += pageSize / 10;
   }
@@ -130,12 +155,18 @@ const sample = async (id: number) =>
 const vendorName = await sample(shape.last - 1234);
 const partnerName = await sample(shape.last - 10000); // a child of partner 3 (id % partners == 1)
 const fragment = (name: string) => `%${name.split(' ').slice(0, 2).join(' ').slice(2, -1)}%`;
-interface Scenario { name: string; run: () => Promise<unknown> }
+interface Scenario {
+  name: string;
+  run: () => Promise<unknown>;
+}
 const scenarios: Scenario[] = [];
 const add = (name: string, tok: string, q: Record<string, unknown>) =>
   scenarios.push({ name, run: () => post('/public/query', { authorization: `Bearer ${tok}` }, tenantsQuery(q)) });
 
-for (const [who, tok, name] of [['vendor', vendor, vendorName], ['partner', partner.token, partnerName]] as const) {
+for (const [who, tok, name] of [
+  ['vendor', vendor, vendorName],
+  ['partner', partner.token, partnerName],
+] as const) {
   add(`${who}: first page (no pageNum: start of a cursor walk)`, tok, {});
   add(`${who}: page mode, pageNum 1 (with totalCount)`, tok, { pageNum: 1 });
   add(`${who}: page mode, pageNum 50 (with totalCount)`, tok, { pageNum: 50 });
@@ -149,13 +180,20 @@ for (const [who, tok, name] of [['vendor', vendor, vendorName], ['partner', part
   add(`${who}: withPartnerSubscription mdr%`, tok, { withPartnerSubscription: 'mdr%' });
   add(`${who}: partnership parent`, tok, { partnership: { parent: partnerId } });
   add(`${who}: createdTimeFilter (1 day), CreatedAt order`, tok, { createdTimeFilter: { startTime: mid, endTime: midEnd }, orderBy: 'CreatedAt' });
-  add(`${who}: modifiedTimeFilter (1 day, no Z), UpdatedAt order`, tok, { modifiedTimeFilter: { startTime: mid.replace('Z', ''), endTime: midEnd }, orderBy: 'UpdatedAt' });
+  add(`${who}: modifiedTimeFilter (1 day, no Z), UpdatedAt order`, tok, {
+    modifiedTimeFilter: { startTime: mid.replace('Z', ''), endTime: midEnd },
+    orderBy: 'UpdatedAt',
+  });
   add(`${who}: isPartner`, tok, { isPartner: true });
   add(`${who}: withSupport`, tok, { withSupport: true });
   add(`${who}: forHierarchies`, tok, { forHierarchies: [partnerId] });
   add(`${who}: orderBy Name desc`, tok, { orderBy: 'Name', orderDir: 'desc' });
   add(`${who}: orderBy CreatedAt desc`, tok, { orderBy: 'CreatedAt', orderDir: 'desc' });
-  add(`${who}: combined (env + label + withSupport false)`, tok, { environmentFilter: { name: 'echo', enabled: true }, labelFilter: { label_name: 'tier' }, withSupport: false });
+  add(`${who}: combined (env + label + withSupport false)`, tok, {
+    environmentFilter: { name: 'echo', enabled: true },
+    labelFilter: { label_name: 'tier' },
+    withSupport: false,
+  });
 }
 add('support: withSupport (consented tenants)', support.token, {});
 

@@ -10,7 +10,28 @@ export interface SeedShape {
 }
 
 /** 20 syllables; a "word" is two of them (400 words), so names are as varied as real ones */
-export const SYLLABLES = ['ka', 'ro', 'mi', 'ten', 'vex', 'lo', 'sa', 'dri', 'nu', 'pel', 'qua', 'zor', 'bi', 'fen', 'gal', 'hu', 'jin', 'mor', 'tas', 'wel'];
+export const SYLLABLES = [
+  'ka',
+  'ro',
+  'mi',
+  'ten',
+  'vex',
+  'lo',
+  'sa',
+  'dri',
+  'nu',
+  'pel',
+  'qua',
+  'zor',
+  'bi',
+  'fen',
+  'gal',
+  'hu',
+  'jin',
+  'mor',
+  'tas',
+  'wel',
+];
 
 export async function seedTenants(db: Kysely<any>, shape: SeedShape, base: Date): Promise<{ partners: number; firstChild: number; last: number }> {
   const partners = Math.max(2, Math.floor(shape.tenants / shape.perPartner));

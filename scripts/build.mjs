@@ -34,7 +34,4 @@ if (!revision) {
     revision = 'unknown';
   }
 }
-writeFileSync(
-  join(root, 'dist', 'build-info.json'),
-  JSON.stringify({ revision, timestamp: new Date().toISOString() }, null, 2) + '\n',
-);
+writeFileSync(join(root, 'dist', 'build-info.json'), JSON.stringify({ revision, timestamp: new Date().toISOString() }, null, 2) + '\n');

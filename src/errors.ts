@@ -2,15 +2,7 @@
 // message; each transport maps it once (GraphQL: extensions.code; HTTP: status). Any other
 // Error is a bug: logged with the request id and answered as INTERNAL with no detail.
 
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'BAD_USER_INPUT'
-  | 'CONFLICT'
-  | 'RATE_LIMITED'
-  | 'RESTRICTED'
-  | 'INTERNAL';
+export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'BAD_USER_INPUT' | 'CONFLICT' | 'RATE_LIMITED' | 'RESTRICTED' | 'INTERNAL';
 
 export class AppError extends Error {
   constructor(
@@ -26,11 +18,9 @@ export class AppError extends Error {
 
 export const forbidden = (message = 'Not permitted') => new AppError('FORBIDDEN', message);
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
-export const badInput = (message: string, details: Record<string, unknown> = {}) =>
-  new AppError('BAD_USER_INPUT', message, details);
+export const badInput = (message: string, details: Record<string, unknown> = {}) => new AppError('BAD_USER_INPUT', message, details);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
-export const rateLimited = (message: string, retryAfterSeconds: number) =>
-  new AppError('RATE_LIMITED', message, { retryAfter: retryAfterSeconds });
+export const rateLimited = (message: string, retryAfterSeconds: number) => new AppError('RATE_LIMITED', message, { retryAfter: retryAfterSeconds });
 
 /** HTTP status for a request that fails as a whole with this code (before or instead of execution). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {

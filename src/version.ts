@@ -34,7 +34,9 @@ export function loadVersionInfo(): VersionInfo {
   let revision = process.env.GATEHOUSE_REVISION ?? '';
   if (!revision) {
     try {
-      revision = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      revision = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
     } catch {
       revision = 'unknown';
     }

@@ -49,7 +49,10 @@ async function tokenStatus(service: Service, clientId: string, secret: string): 
 async function counts(db: Db): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of ['tenants', 'clients', 'client_secrets', 'role_assignments', 'users', 'audit_events', 'signing_keys'] as const) {
-    const r = await db.kysely.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const r = await db.kysely
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     out[table] = Number(r.n);
   }
   return out;
@@ -68,7 +71,13 @@ for (const engine of engines()) {
       let service: Service | undefined;
       try {
         assert.deepEqual(await counts(db), {
-          tenants: 0, clients: 0, client_secrets: 0, role_assignments: 0, users: 0, audit_events: 0, signing_keys: 0,
+          tenants: 0,
+          clients: 0,
+          client_secrets: 0,
+          role_assignments: 0,
+          users: 0,
+          audit_events: 0,
+          signing_keys: 0,
         });
         service = await start(db);
         const boot = service.bootstrapped;
@@ -99,14 +108,23 @@ for (const engine of engines()) {
 
         const roles = await db.kysely.selectFrom('role_assignments').selectAll().orderBy('principal_kind').execute();
         assert.deepEqual(
-          roles.map((r) => ({ kind: r.principal_kind, principal: r.principal_id, tenant: String(r.tenant_id), role: r.role_id, expires: r.expires_at })),
+          roles.map((r) => ({
+            kind: r.principal_kind,
+            principal: r.principal_id,
+            tenant: String(r.tenant_id),
+            role: r.role_id,
+            expires: r.expires_at,
+          })),
           [
             { kind: 'client', principal: clients[0]!.id, tenant: '1', role: ROLE_IDS.Administrator, expires: null },
             { kind: 'user', principal: users[0]!.id, tenant: '1', role: ROLE_IDS.Administrator, expires: null },
           ],
         );
         const audit = await db.kysely.selectFrom('audit_events').select(['action', 'tenant_id']).execute();
-        assert.deepEqual(audit.map((a) => a.action), ['service.bootstrapped']);
+        assert.deepEqual(
+          audit.map((a) => a.action),
+          ['service.bootstrapped'],
+        );
 
         // the generated secret obtains a token, which is an Administrator's in tenant 1
         const token = await tokenStatus(service, boot.clientId, boot.clientSecret!);
@@ -120,7 +138,10 @@ for (const engine of engines()) {
         assert.equal(list.statusCode, 200, list.body);
         assert.deepEqual(JSON.parse(list.body).data.clients, [{ client_id: boot.clientId, tenant_id: '1', roles: ['Administrator'] }]);
         // and a wrong one does not
-        assert.equal((await tokenStatus(service, boot.clientId, boot.clientSecret!.slice(0, -1) + (boot.clientSecret!.endsWith('x') ? 'y' : 'x'))).status, 401);
+        assert.equal(
+          (await tokenStatus(service, boot.clientId, boot.clientSecret!.slice(0, -1) + (boot.clientSecret!.endsWith('x') ? 'y' : 'x'))).status,
+          401,
+        );
       } finally {
         if (service) await service.close();
         else await db.close();

@@ -339,7 +339,7 @@ describe('gatehouse executable', () => {
       await waitHealthy(p, port);
       assert.equal(parseCredentials(p.stdout()), undefined);
       assert.doesNotMatch(p.stdout(), /client_secret|admin password/);
-      assert.equal((await requestToken(port, creds.clientId, creds.clientSecret)).status, 200, 'the first start\'s client is still there');
+      assert.equal((await requestToken(port, creds.clientId, creds.clientSecret)).status, 200, "the first start's client is still there");
       await stop(p);
     });
 
@@ -398,8 +398,8 @@ describe('gatehouse executable', () => {
       });
       await waitHealthy(p, flagPort);
       assert.equal(await get(envPort, '/healthz'), undefined, 'nothing listens on the PORT of the environment');
-      assert.equal(existsSync(elsewhere), false, 'the environment\'s data folder was not used');
-      assert.doesNotMatch(p.stdout(), /client_secret/, 'the flag\'s folder, already bootstrapped, was used');
+      assert.equal(existsSync(elsewhere), false, "the environment's data folder was not used");
+      assert.doesNotMatch(p.stdout(), /client_secret/, "the flag's folder, already bootstrapped, was used");
       assert.equal((await requestToken(flagPort, creds.clientId, creds.clientSecret)).status, 200);
       await stop(p);
     });
@@ -495,4 +495,3 @@ describe('gatehouse executable', () => {
     });
   });
 });
-

@@ -110,8 +110,10 @@ describe('loadConfig defaults (CONTRACT.md)', () => {
   });
 
   it('reads booleans as true/false, 1/0, yes/no in any case', () => {
-    for (const v of ['true', 'TRUE', '1', 'yes', 'Yes']) assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, true, v);
-    for (const v of ['false', 'False', '0', 'no', 'NO']) assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, false, v);
+    for (const v of ['true', 'TRUE', '1', 'yes', 'Yes'])
+      assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, true, v);
+    for (const v of ['false', 'False', '0', 'no', 'NO'])
+      assert.equal(loadConfig({ GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: v }).ssoAllowPrivateUrls, false, v);
   });
 
   it('lets an override (a flag) win over the environment', () => {
@@ -178,7 +180,10 @@ describe('loadConfig problems', () => {
   }
 
   it('reports a bootstrap client id without a secret (and the reverse), naming both variables', () => {
-    for (const env of [{ GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }, { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'z'.repeat(40) }] as Record<string, string>[]) {
+    for (const env of [{ GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }, { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'z'.repeat(40) }] as Record<
+      string,
+      string
+    >[]) {
       const problems = problemsOf(env);
       assert.equal(problems.length, 1, problems.join('\n'));
       assert.match(problems[0]!, /GATEHOUSE_BOOTSTRAP_CLIENT_ID/);
@@ -244,7 +249,10 @@ describe('flagsToVariables', () => {
       HOST: '0.0.0.0',
     });
     for (const name of KNOWN_VARIABLES) {
-      const flag = `--${name.replace(/^GATEHOUSE_/, '').toLowerCase().replace(/_/g, '-')}`;
+      const flag = `--${name
+        .replace(/^GATEHOUSE_/, '')
+        .toLowerCase()
+        .replace(/_/g, '-')}`;
       assert.deepEqual(flagsToVariables([flag, 'v']).vars, { [name]: 'v' }, flag);
     }
   });

@@ -15,8 +15,7 @@ const ADMIN_PASSWORD = 'test-admin-password-1'; // set by startTestApp
 const ROTATE = `mutation($id: ID!, $secret: String) { rotateClientSecret(id: $id, secret: $secret) { client_secret } }`;
 const FORCE_ROTATE = `mutation($id: ID!) { forceRotateClientSecret(id: $id) { client_secret } }`;
 
-const basic = (id: string, secret: string) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
 for (const engine of engines()) {
   describe(`secrets stay out of logs and storage (${engine})`, () => {
@@ -262,11 +261,7 @@ for (const engine of engines()) {
       }
       for (const label of ['bootstrap client secret', 'created secret', 'rotated secret', 'force-rotated secret']) {
         const secret = secrets.get(label)!;
-        const row = await t.db.kysely
-          .selectFrom('client_secrets')
-          .select(['hint'])
-          .where('secret_hash', '=', hashSecret(secret))
-          .executeTakeFirst();
+        const row = await t.db.kysely.selectFrom('client_secrets').select(['hint']).where('secret_hash', '=', hashSecret(secret)).executeTakeFirst();
         assert.ok(row, `the digest of the ${label} is stored`);
         assert.ok(row.hint.endsWith(secret.slice(-4)));
       }

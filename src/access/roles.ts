@@ -13,9 +13,7 @@ export const ROLE_IDS = {
 export type RoleName = keyof typeof ROLE_IDS;
 export type RoleId = (typeof ROLE_IDS)[RoleName];
 
-export const ROLE_NAMES: Record<string, RoleName> = Object.fromEntries(
-  Object.entries(ROLE_IDS).map(([name, id]) => [id, name as RoleName]),
-);
+export const ROLE_NAMES: Record<string, RoleName> = Object.fromEntries(Object.entries(ROLE_IDS).map(([name, id]) => [id, name as RoleName]));
 
 export const TENANT_ROLES: readonly RoleId[] = [ROLE_IDS.Administrator, ROLE_IDS.Analyst, ROLE_IDS.Responder, ROLE_IDS.Auditor];
 /** vendor staff roles, assignable only in the root tenant */

@@ -42,7 +42,12 @@ export async function bootstrap(
     await tx.tenants.lockBootstrap();
     if (await tx.tenants.rootExists()) return undefined;
     const rootName = normalizeTenantName(config.vendorName, 'GATEHOUSE_VENDOR_NAME');
-    await tx.tenants.insertRoot({ name: rootName.name, nameNormalized: rootName.normalized, createdAt: now, environments: Object.keys(ENVIRONMENTS) });
+    await tx.tenants.insertRoot({
+      name: rootName.name,
+      nameNormalized: rootName.normalized,
+      createdAt: now,
+      environments: Object.keys(ENVIRONMENTS),
+    });
 
     const clientUuid = randomUUID();
     await tx.credentials.insertClient({

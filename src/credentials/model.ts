@@ -63,7 +63,6 @@ export function generateClientId(): string {
   return randomHex(16);
 }
 
-
 /** `id` arguments take the UUID or the client_id. */
 export function parseClientRef(ref: string): { id: string } | { clientId: string } {
   if (UUID_PATTERN.test(ref)) return { id: ref.toLowerCase() };

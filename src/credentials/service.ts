@@ -10,14 +10,7 @@ import { badInput, conflict, forbidden, notFound, rateLimited } from '../errors.
 import type { Store } from '../store/index.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
 import { UniqueViolation } from '../store/errors.js';
-import {
-  generateClientId,
-  normalizeClientName,
-  parseClientRef,
-  secretIsLive,
-  validateGracePeriod,
-  type Client,
-} from './model.js';
+import { generateClientId, normalizeClientName, parseClientRef, secretIsLive, validateGracePeriod, type Client } from './model.js';
 import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
 import type { LastUsedRecorder } from './last-used.js';
 
@@ -106,11 +99,18 @@ export class CredentialService {
         roleIds.map((roleId) => ({ id: randomUUID(), tenantId: tenant.id, roleId, expiresAt: null, principalId: clientUuid, createdAt: now })),
       );
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'client.created', { kind: 'client', id: clientUuid }, {
-          name,
-          roles: roleIds,
-          secret_hint: secretHint(secret),
-        }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'client.created',
+          { kind: 'client', id: clientUuid },
+          {
+            name,
+            roles: roleIds,
+            secret_hint: secretHint(secret),
+          },
+        ),
       );
       return tx.credentials.getClient(clientUuid);
     });
@@ -125,7 +125,11 @@ export class CredentialService {
     if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
       throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
     }
-    for (const [field, list] of [['tenantIDs', query.tenantIDs], ['clientIDs', query.clientIDs], ['roleIDs', query.roleIDs]] as const) {
+    for (const [field, list] of [
+      ['tenantIDs', query.tenantIDs],
+      ['clientIDs', query.clientIDs],
+      ['roleIDs', query.roleIDs],
+    ] as const) {
       if (list && list.length > MAX_LIST) throw badInput(`${field} takes at most ${MAX_LIST} values`, { field });
     }
     const explicit = [...(query.tenantIDs ?? []), ...(query.tenantID ? [query.tenantID] : [])];
@@ -161,7 +165,9 @@ export class CredentialService {
     const { principal, tenant } = caller;
     const ref = parseClientRef(input.id);
     const self =
-      principal.kind === 'client' && principal.tenantId === tenant.id && ('id' in ref ? ref.id === principal.id : ref.clientId === principal.clientId);
+      principal.kind === 'client' &&
+      principal.tenantId === tenant.id &&
+      ('id' in ref ? ref.id === principal.id : ref.clientId === principal.clientId);
     // A client may rotate its own secret (it proves possession); anyone else needs the permission.
     if (!self) assertCan(principal, tenant, 'clients.rotate', now);
     const grace = validateGracePeriod(input.gracePeriodSeconds);
@@ -185,10 +191,17 @@ export class CredentialService {
       await tx.credentials.expireSecret(current.id, new Date(now.getTime() + grace * 1000));
       await this.insertNewSecret(tx, found, secret, now, principal);
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'client.secret_rotated', { kind: 'client', id: found.id }, {
-          grace_seconds: grace,
-          secret_hint: secretHint(secret),
-        }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'client.secret_rotated',
+          { kind: 'client', id: found.id },
+          {
+            grace_seconds: grace,
+            secret_hint: secretHint(secret),
+          },
+        ),
       );
       return tx.credentials.getClient(found.id);
     });
@@ -213,7 +226,14 @@ export class CredentialService {
       await tx.credentials.revokeSecrets(found.id, now);
       await this.insertNewSecret(tx, found, secret, now, principal);
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'client.secret_force_rotated', { kind: 'client', id: found.id }, { secret_hint: secretHint(secret) }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'client.secret_force_rotated',
+          { kind: 'client', id: found.id },
+          { secret_hint: secretHint(secret) },
+        ),
       );
       return tx.credentials.getClient(found.id);
     });
@@ -239,7 +259,10 @@ export class CredentialService {
    * Client authentication for the token endpoint. Unknown client, revoked client and wrong
    * secret all answer undefined after the same work (one digest, one query).
    */
-  async authenticate(clientId: string, secret: string): Promise<{ clientUuid: string; clientId: string; tenantId: string; secretId: string } | undefined> {
+  async authenticate(
+    clientId: string,
+    secret: string,
+  ): Promise<{ clientUuid: string; clientId: string; tenantId: string; secretId: string } | undefined> {
     const now = this.clock.now();
     const presented = hashSecret(secret);
     if (!plausibleSecret(secret) || clientId.length === 0 || clientId.length > 128 || clientId.includes('\u0000')) return undefined;

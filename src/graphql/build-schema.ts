@@ -1,12 +1,6 @@
 // A schema from its SDL file (the readable contract) plus a map of resolvers and scalars.
 import { readFileSync } from 'node:fs';
-import {
-  buildSchema,
-  GraphQLObjectType,
-  GraphQLScalarType,
-  type GraphQLFieldResolver,
-  type GraphQLSchema,
-} from 'graphql';
+import { buildSchema, GraphQLObjectType, GraphQLScalarType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 
 export type Resolvers = Record<string, Record<string, GraphQLFieldResolver<any, any, any>> | GraphQLScalarType>;
 

@@ -50,5 +50,8 @@ export function graphqlErrorHandler(err: unknown, request: FastifyRequest, reply
 /** Plain JSON error body for the other endpoints: {error: CODE, message}. */
 export function jsonErrorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
   const m = mapError(err, request, reply);
-  return reply.code(m.status).headers(m.headers).send({ error: m.code, message: m.message, ...m.details });
+  return reply
+    .code(m.status)
+    .headers(m.headers)
+    .send({ error: m.code, message: m.message, ...m.details });
 }

@@ -24,6 +24,7 @@ export function checkLabel(input: { name: string; value?: string | null }): { na
   // eslint-disable-next-line no-control-regex -- control characters are what is being rejected
   if (/[\u0000-\u001f\u007f]/.test(name)) throw badInput('label name must not contain control characters', { field: 'name' });
   const value = input.value ?? null;
-  if (value !== null && value.length > MAX_LABEL_VALUE) throw badInput(`label value must be at most ${MAX_LABEL_VALUE} characters`, { field: 'value' });
+  if (value !== null && value.length > MAX_LABEL_VALUE)
+    throw badInput(`label value must be at most ${MAX_LABEL_VALUE} characters`, { field: 'value' });
   return { name, normalized: name.normalize('NFKC').toLowerCase(), value };
 }

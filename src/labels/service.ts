@@ -76,11 +76,18 @@ export class LabelService {
       // a label change is a change of the tenant (modifiedTimeFilter finds it)
       await tx.tenants.updateTenant(tenant.id, { updatedAt: now });
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'label.created', { kind: 'label', id }, {
-          name: label.name,
-          owner: owner.id,
-          restricted: input.restricted ?? false,
-        }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'label.created',
+          { kind: 'label', id },
+          {
+            name: label.name,
+            owner: owner.id,
+            restricted: input.restricted ?? false,
+          },
+        ),
       );
       return (await tx.labels.findLabel(id))!;
     });
@@ -135,10 +142,17 @@ export class LabelService {
       const result = await apply(tx, label, now);
       await tx.tenants.updateTenant(label.tenantId, { updatedAt: now });
       await tx.audit.insertEvent(
-        principalEvent(principal, now, label.tenantId, action, { kind: 'label', id: label.id }, {
-          name: result.name,
-          owner: label.ownerPartnerTenantId,
-        }),
+        principalEvent(
+          principal,
+          now,
+          label.tenantId,
+          action,
+          { kind: 'label', id: label.id },
+          {
+            name: result.name,
+            owner: label.ownerPartnerTenantId,
+          },
+        ),
       );
       return result;
     });

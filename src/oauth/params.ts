@@ -51,7 +51,8 @@ export const PARSED_BODY = Symbol('token request body');
 
 export function tokenParams(body: unknown): TokenParams {
   if (body === undefined || body === null || body === '') throw invalidRequest('the request has no body; send grant_type and credentials');
-  if (typeof body !== 'object' || !(PARSED_BODY in body)) throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
+  if (typeof body !== 'object' || !(PARSED_BODY in body))
+    throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
   const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
   if (parsed.repeated.length > 0) throw invalidRequest(`parameter sent more than once: ${[...new Set(parsed.repeated)].join(', ')}`);
   if (parsed.notString) throw invalidRequest(`parameter ${parsed.notString} must be a string`);

@@ -89,8 +89,5 @@ function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyRep
     }
   }
   metrics.tokenErrors.inc({ error: oauth.error });
-  return reply
-    .code(oauth.status)
-    .headers(oauth.headers)
-    .send({ error: oauth.error, error_description: oauth.description });
+  return reply.code(oauth.status).headers(oauth.headers).send({ error: oauth.error, error_description: oauth.description });
 }

@@ -9,9 +9,21 @@ import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database } from './schema.js';
 
-
 export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialStore {
-  async function hydrate(rows: { id: string; tenant_id: string; client_id: string; name: string; environment: string; created_at: Date; updated_at: Date; created_by: string | null; updated_by: string | null; revoked_at: Date | null }[]): Promise<Client[]> {
+  async function hydrate(
+    rows: {
+      id: string;
+      tenant_id: string;
+      client_id: string;
+      name: string;
+      environment: string;
+      created_at: Date;
+      updated_at: Date;
+      created_by: string | null;
+      updated_by: string | null;
+      revoked_at: Date | null;
+    }[],
+  ): Promise<Client[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id);
     const [assignments, secrets] = await Promise.all([
@@ -133,11 +145,7 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     insertRoleAssignments: (assignments) => insertRoleAssignments(db, 'client', assignments),
 
     async findClient(tenantId, ref, forUpdate = false) {
-      let q = db
-        .selectFrom('clients')
-        .select(clientColumns)
-        .where('tenant_id', '=', tenantId)
-        .where('revoked_at', 'is', null);
+      let q = db.selectFrom('clients').select(clientColumns).where('tenant_id', '=', tenantId).where('revoked_at', 'is', null);
       q = 'id' in ref ? q.where('id', '=', ref.id) : q.where('client_id', '=', ref.clientId);
       if (forUpdate) q = q.forUpdate();
       const row = await q.executeTakeFirst();
@@ -159,14 +167,9 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
       }
       if (f.clientIds !== undefined) {
         // only well-formed UUIDs reach the uuid column (anything else would fail the cast)
-        const uuids = f.clientIds
-          .filter((v) => UUID_PATTERN.test(v))
-          .map((v) => v.toLowerCase());
+        const uuids = f.clientIds.filter((v) => UUID_PATTERN.test(v)).map((v) => v.toLowerCase());
         q = q.where((eb) =>
-          eb.or([
-            eb('client_id', 'in', f.clientIds!.length ? f.clientIds! : ['']),
-            ...(uuids.length ? [eb('id', 'in', uuids)] : []),
-          ]),
+          eb.or([eb('client_id', 'in', f.clientIds!.length ? f.clientIds! : ['']), ...(uuids.length ? [eb('id', 'in', uuids)] : [])]),
         );
       }
       if (f.roleIds !== undefined) {
@@ -228,12 +231,7 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     },
 
     async revokeSecrets(clientUuid, at) {
-      await db
-        .updateTable('client_secrets')
-        .set({ revoked_at: at })
-        .where('client_id', '=', clientUuid)
-        .where('revoked_at', 'is', null)
-        .execute();
+      await db.updateTable('client_secrets').set({ revoked_at: at }).where('client_id', '=', clientUuid).where('revoked_at', 'is', null).execute();
     },
 
     async touchClient(id, at, by) {
@@ -241,11 +239,7 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     },
 
     async revokeClient(id, at, by) {
-      await db
-        .updateTable('clients')
-        .set({ revoked_at: at, revoked_by: by, updated_at: at, updated_by: by })
-        .where('id', '=', id)
-        .execute();
+      await db.updateTable('clients').set({ revoked_at: at, revoked_by: by, updated_at: at, updated_by: by }).where('id', '=', id).execute();
     },
 
     async recordSecretUse(uses) {

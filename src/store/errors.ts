@@ -1,6 +1,9 @@
 // Database errors the store turns into something a use case can act on.
 export class UniqueViolation extends Error {
-  constructor(readonly constraint: string | undefined, cause: unknown) {
+  constructor(
+    readonly constraint: string | undefined,
+    cause: unknown,
+  ) {
     super(`unique violation${constraint ? ` on ${constraint}` : ''}`, { cause });
     this.name = 'UniqueViolation';
   }

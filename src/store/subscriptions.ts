@@ -5,7 +5,14 @@ import type { SubscriptionStore } from '../subscriptions/store.js';
 import { rethrowUnique } from './errors.js';
 import type { Database } from './schema.js';
 
-const toService = (r: { id: string; owner_tenant_id: string; name: string; description: string | null; created_at: Date; updated_at: Date }): Service => ({
+const toService = (r: {
+  id: string;
+  owner_tenant_id: string;
+  name: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}): Service => ({
   id: r.id,
   ownerTenantId: String(r.owner_tenant_id),
   name: r.name,
@@ -59,7 +66,13 @@ export function subscriptionStore(db: Kysely<Database>): SubscriptionStore {
     },
     async listServices(ownerTenantIds) {
       if (ownerTenantIds.length === 0) return [];
-      const rows = await db.selectFrom('services').select(serviceColumns).where('owner_tenant_id', 'in', ownerTenantIds).orderBy('name').orderBy('id').execute();
+      const rows = await db
+        .selectFrom('services')
+        .select(serviceColumns)
+        .where('owner_tenant_id', 'in', ownerTenantIds)
+        .orderBy('name')
+        .orderBy('id')
+        .execute();
       return rows.map(toService);
     },
     async insertSubscription(s) {

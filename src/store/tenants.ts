@@ -77,7 +77,10 @@ function toScope(r: { id: string; path: string; support_enabled: boolean; suppor
 }
 
 const supportActive = (eb: EB, now: Date) =>
-  eb.and([eb('tenants.support_enabled', '=', true), eb.or([eb('tenants.support_expires_at', 'is', null), eb('tenants.support_expires_at', '>', now)])]);
+  eb.and([
+    eb('tenants.support_enabled', '=', true),
+    eb.or([eb('tenants.support_expires_at', 'is', null), eb('tenants.support_expires_at', '>', now)]),
+  ]);
 
 const inSubtree = (eb: EB, path: string) => eb('tenants.path', 'like', `${path}%`);
 
@@ -446,25 +449,28 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     async count(s, visibility, now) {
       const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(visibility) : null);
       const unfiltered = Object.keys(s).every((k) => k === 'orderBy' || k === 'orderDir' || k === 'hierarchyPaths');
-      const row = scope && unfiltered
-        ? // nothing to check on the tenants themselves: the closure index alone counts them
-          await db
-            .selectFrom('tenant_closure as c')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => inClosureScope(eb as never, scope))
-            .executeTakeFirstOrThrow()
-        : scope
-        ? await db
-            .selectFrom('tenant_closure as c')
-            .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]))
-            .executeTakeFirstOrThrow()
-        : await db
-            .selectFrom('tenants')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => filters(eb, s, visibility, now))
-            .executeTakeFirstOrThrow();
+      const row =
+        scope && unfiltered
+          ? // nothing to check on the tenants themselves: the closure index alone counts them
+            await db
+              .selectFrom('tenant_closure as c')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where((eb) => inClosureScope(eb as never, scope))
+              .executeTakeFirstOrThrow()
+          : scope
+            ? await db
+                .selectFrom('tenant_closure as c')
+                .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
+                .select((eb) => eb.fn.countAll<string>().as('n'))
+                .where((eb) =>
+                  eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]),
+                )
+                .executeTakeFirstOrThrow()
+            : await db
+                .selectFrom('tenants')
+                .select((eb) => eb.fn.countAll<string>().as('n'))
+                .where((eb) => filters(eb, s, visibility, now))
+                .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 

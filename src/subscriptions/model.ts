@@ -36,4 +36,3 @@ export function checkDescription(raw: string | null | undefined): string | null 
   if (raw.length > 2000) throw badInput('description must be at most 2000 characters', { field: 'description' });
   return raw;
 }
-

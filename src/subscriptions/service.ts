@@ -34,7 +34,14 @@ export class SubscriptionService {
     const owner = await this.partner(caller, input.owner_tenant_id, 'owner_tenant_id');
     assertCan(caller.principal, scopeOf(owner), 'subscriptions.manage', now);
     const { name } = checkOfferingName(input.name, 'name');
-    const service: Service = { id: randomUUID(), ownerTenantId: owner.id, name, description: checkDescription(input.description), createdAt: now, updatedAt: now };
+    const service: Service = {
+      id: randomUUID(),
+      ownerTenantId: owner.id,
+      name,
+      description: checkDescription(input.description),
+      createdAt: now,
+      updatedAt: now,
+    };
     return this.store.transaction(async (tx) => {
       try {
         await tx.subscriptions.insertService(service);
@@ -49,7 +56,11 @@ export class SubscriptionService {
 
   /** Services a partner can package: its own and those of the partners above it. */
   async listServices(caller: Caller, partnerId?: string | null): Promise<Service[]> {
-    const partner = await this.tenants.visibleTenant(caller.principal, partnerId ? checkTenantId(partnerId, 'partner_tenant_id') : caller.tenant.id, 'partner_tenant_id');
+    const partner = await this.tenants.visibleTenant(
+      caller.principal,
+      partnerId ? checkTenantId(partnerId, 'partner_tenant_id') : caller.tenant.id,
+      'partner_tenant_id',
+    );
     assertCan(caller.principal, scopeOf(partner), 'subscriptions.read', this.clock.now());
     return this.store.subscriptions.listServices(partner.path.split('.').filter(Boolean));
   }
@@ -130,7 +141,16 @@ export class SubscriptionService {
         : await tx.subscriptions.unassign(tenant.id, subscription.id);
       if (changed) {
         await tx.tenants.updateTenant(tenant.id, { updatedAt: now });
-        await this.audit(tx, caller, tenant.id, assign ? 'subscription.assigned' : 'subscription.unassigned', 'tenant', tenant.id, { subscription: subscription.id }, now);
+        await this.audit(
+          tx,
+          caller,
+          tenant.id,
+          assign ? 'subscription.assigned' : 'subscription.unassigned',
+          'tenant',
+          tenant.id,
+          { subscription: subscription.id },
+          now,
+        );
       }
       return (await tx.tenants.findTenant(tenant.id))!;
     });

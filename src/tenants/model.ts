@@ -143,10 +143,7 @@ export function decodeCursor(cursor: string, orderBy: OrderField, orderDir: Orde
     throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
   }
   if (parts[1] !== orderBy || parts[2] !== orderDir) {
-    throw badInput(
-      `cursorPos was issued for orderBy ${parts[1]} ${parts[2]}; this query orders by ${orderBy} ${orderDir}`,
-      { field: 'cursorPos' },
-    );
+    throw badInput(`cursorPos was issued for orderBy ${parts[1]} ${parts[2]}; this query orders by ${orderBy} ${orderDir}`, { field: 'cursorPos' });
   }
   const value = parts[3] as string;
   if ((orderBy === 'CreatedAt' || orderBy === 'UpdatedAt') && Number.isNaN(Date.parse(value))) {

@@ -75,10 +75,15 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
     throw badInput(`maxResults must be from 1 to ${MAX_MAX_RESULTS}`, { field: 'maxResults' });
   }
   const page = q.pageNum ?? undefined;
-  if (page !== undefined && (!Number.isInteger(page) || page < 1)) throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
-  if (page !== undefined && (page - 1) * limit > 1_000_000) throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
+  if (page !== undefined && (!Number.isInteger(page) || page < 1))
+    throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
+  if (page !== undefined && (page - 1) * limit > 1_000_000)
+    throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
 
-  for (const [field, list] of [['ids', q.ids], ['forHierarchies', q.forHierarchies]] as const) {
+  for (const [field, list] of [
+    ['ids', q.ids],
+    ['forHierarchies', q.forHierarchies],
+  ] as const) {
     if (list && list.length > MAX_LIST) throw badInput(`${field} takes at most ${MAX_LIST} ids`, { field });
   }
   const search: ParsedTenantsQuery['search'] = { orderBy, orderDir };

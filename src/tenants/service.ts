@@ -185,12 +185,19 @@ export class TenantService {
         throw err;
       }
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'tenant.created', { kind: 'tenant', id: tenant.id }, {
-          parent: parent.id,
-          name,
-          is_partner: tenant.isPartner,
-          environments: envNames,
-        }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'tenant.created',
+          { kind: 'tenant', id: tenant.id },
+          {
+            parent: parent.id,
+            name,
+            is_partner: tenant.isPartner,
+            environments: envNames,
+          },
+        ),
       );
       return tenant;
     });
@@ -203,7 +210,12 @@ export class TenantService {
     const scope = scopeOf(tenant);
 
     const edits: TenantPatch = { updatedAt: now };
-    const editing = input.name != null || input.domain !== undefined || input.description !== undefined || input.allow_response_actions != null || input.actions_approver !== undefined;
+    const editing =
+      input.name != null ||
+      input.domain !== undefined ||
+      input.description !== undefined ||
+      input.allow_response_actions != null ||
+      input.actions_approver !== undefined;
     if (input.name != null) {
       const n = normalizeTenantName(input.name);
       edits.name = n.name;
@@ -266,11 +278,18 @@ export class TenantService {
       if (envs) await tx.tenants.setEnvironments(tenant.id, envs, now);
       await tx.tenants.updateTenant(tenant.id, patch);
       await tx.audit.insertEvent(
-        principalEvent(principal, now, tenant.id, 'tenant.updated', { kind: 'tenant', id: tenant.id }, {
-          ...(patch.name ? { name: patch.name } : {}),
-          ...(envs ? { environments: Object.fromEntries(envs), enabled: patch.enabled } : {}),
-          ...(patch.expiresAt !== undefined ? { expires_at: patch.expiresAt?.toISOString() ?? null } : {}),
-        }),
+        principalEvent(
+          principal,
+          now,
+          tenant.id,
+          'tenant.updated',
+          { kind: 'tenant', id: tenant.id },
+          {
+            ...(patch.name ? { name: patch.name } : {}),
+            ...(envs ? { environments: Object.fromEntries(envs), enabled: patch.enabled } : {}),
+            ...(patch.expiresAt !== undefined ? { expires_at: patch.expiresAt?.toISOString() ?? null } : {}),
+          },
+        ),
       );
       return (await tx.tenants.findTenant(tenant.id))!;
     });

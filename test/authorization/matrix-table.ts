@@ -95,7 +95,10 @@ deleteClient                         | UN   | ok     | ok     | FB     | FB     
 
 /** The table as rows: operation -> actor -> expected outcome. Throws on a malformed table. */
 export function parseTable(text: string = TABLE): Map<string, Record<ActorName, Outcome>> {
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const header = lines[0]!.split('|').map((c) => c.trim());
   if (header[0] !== 'operation' || header.slice(1).join(',') !== ACTORS.join(',')) {
     throw new Error(`table header must be: operation | ${ACTORS.join(' | ')}`);

@@ -124,7 +124,9 @@ const Q = {
 
 // fresh objects, made by the vendor Administrator
 async function freshLabel(w: World, restricted: boolean, tenant = w.C1, owner = w.P1): Promise<string> {
-  const d = data(await tenantCall(w, w.root, Q.createLabel, { id: tenant, l: { name: unique('label'), value: 'v', owner_partner_tenant_id: owner, restricted } }));
+  const d = data(
+    await tenantCall(w, w.root, Q.createLabel, { id: tenant, l: { name: unique('label'), value: 'v', owner_partner_tenant_id: owner, restricted } }),
+  );
   return d.createTenantLabel.id;
 }
 async function freshSubscription(w: World, assignTo?: string): Promise<string> {
@@ -166,7 +168,14 @@ interface Op {
 
 const neverAllowed = async () => assert.fail('the table allows no one this');
 
-const UPDATE_CASES: Record<string, Pick<Op, 'cleanup'> & { prepare?: (w: World) => Promise<State>; input: (s: State) => Record<string, unknown>; check: (w: World, s: State) => Promise<void> }> = {
+const UPDATE_CASES: Record<
+  string,
+  Pick<Op, 'cleanup'> & {
+    prepare?: (w: World) => Promise<State>;
+    input: (s: State) => Record<string, unknown>;
+    check: (w: World, s: State) => Promise<void>;
+  }
+> = {
   name: {
     prepare: async () => ({ v: unique('renamed') }),
     input: (s) => ({ name: s.v }),
@@ -354,7 +363,8 @@ const OPS: Op[] = [
       field: 'createTenantLabel',
       mutation: true,
       prepare: async () => ({ name: unique('label') }),
-      run: (w, s, send) => send(Q.createLabel, { id: w.C1, l: { name: s.name, value: 'v', owner_partner_tenant_id: w.P1, ...(restricted ? { restricted } : {}) } }),
+      run: (w, s, send) =>
+        send(Q.createLabel, { id: w.C1, l: { name: s.name, value: 'v', owner_partner_tenant_id: w.P1, ...(restricted ? { restricted } : {}) } }),
       effect: async (w, s, res) => {
         const [label] = await rows(w, sql`select * from tenant_labels where id = ${res.body.data.createTenantLabel.id}`);
         assert.equal(label.name, s.name);
@@ -556,7 +566,9 @@ describe('authorization matrix: the table covers both schemas', () => {
     assert.deepEqual(Object.keys(UPDATE_CASES).sort(), Object.keys(TENANT_UPDATE_FIELDS).sort());
     // one decision per kind: every edit field has the same row, every manage field too
     for (const kind of ['edit', 'manage'] as const) {
-      const fields = Object.entries(TENANT_UPDATE_FIELDS).filter(([, k]) => k === kind).map(([f]) => f);
+      const fields = Object.entries(TENANT_UPDATE_FIELDS)
+        .filter(([, k]) => k === kind)
+        .map(([f]) => f);
       const first = EXPECTED.get(`updateTenant(${fields[0]})`);
       for (const f of fields) assert.deepEqual(EXPECTED.get(`updateTenant(${f})`), first, `updateTenant(${f}) differs from the other ${kind} fields`);
     }
@@ -568,7 +580,8 @@ describe('authorization matrix: the table covers both schemas', () => {
     for (const row of ['enableTenantSupport', 'disableTenantSupport']) assert.equal(cell(row, 'ops'), 'FORBIDDEN');
     for (const [row, cells] of EXPECTED) {
       const isMutation = OPS.find((o) => o.row === row)?.mutation;
-      if (isMutation) for (const sup of ['sup.off', 'sup.C1', 'sup.P1C1'] as const) assert.notEqual(cells[sup], 'ok', `${row}: Support changes nothing`);
+      if (isMutation)
+        for (const sup of ['sup.off', 'sup.C1', 'sup.P1C1'] as const) assert.notEqual(cells[sup], 'ok', `${row}: Support changes nothing`);
       assert.equal(cells.anon, 'UNAUTHENTICATED', `${row}: anonymous`);
       // another partner and a sibling never get past "sees"
       for (const outsider of ['P2.adm', 'C2.adm'] as const) {
@@ -678,9 +691,17 @@ for (const engine of engines()) {
       const tenantAttacks = (token: string, target: string, foreignSub: string, ownPartner: string, ownSub: string) =>
         [
           ['updateTenant name', () => tenantCall(w, token, Q.updateTenant, { id: target, u: { name: 'taken over' } }), 'NOT_FOUND'],
-          ['updateTenant expiresAt', () => tenantCall(w, token, Q.updateTenant, { id: target, u: { expiresAt: '2027-01-01T00:00:00Z' } }), 'NOT_FOUND'],
+          [
+            'updateTenant expiresAt',
+            () => tenantCall(w, token, Q.updateTenant, { id: target, u: { expiresAt: '2027-01-01T00:00:00Z' } }),
+            'NOT_FOUND',
+          ],
           ['updateTenant disable', () => tenantCall(w, token, Q.updateTenant, { id: target, u: { disable: true } }), 'NOT_FOUND'],
-          ['createTenantLabel (acting tenant as owner)', () => tenantCall(w, token, Q.createLabel, { id: target, l: { name: unique('x') } }), 'NOT_FOUND'],
+          [
+            'createTenantLabel (acting tenant as owner)',
+            () => tenantCall(w, token, Q.createLabel, { id: target, l: { name: unique('x') } }),
+            'NOT_FOUND',
+          ],
           [
             'createTenantLabel (X-Tenant-Context: own partner)',
             () => tenantCall(w, token, Q.createLabel, { id: target, l: { name: unique('x') } }, ownPartner),
@@ -696,19 +717,35 @@ for (const engine of engines()) {
             () => tenantCall(w, token, Q.createLabel, { id: target, l: { name: unique('x') } }, target),
             'FORBIDDEN',
           ],
-          ['updateTenant (X-Tenant-Context: the foreign child)', () => tenantCall(w, token, Q.updateTenant, { id: target, u: { name: 'x' } }, target), 'FORBIDDEN'],
+          [
+            'updateTenant (X-Tenant-Context: the foreign child)',
+            () => tenantCall(w, token, Q.updateTenant, { id: target, u: { name: 'x' } }, target),
+            'FORBIDDEN',
+          ],
           ['enableTenantSupport', () => tenantCall(w, token, Q.enableSupport, { id: target }), 'NOT_FOUND'],
           ['disableTenantSupport', () => tenantCall(w, token, Q.disableSupport, { id: target }), 'NOT_FOUND'],
           ['assignSubscription (own subscription to the foreign child)', () => tenantCall(w, token, Q.assign, { t: target, s: ownSub }), 'NOT_FOUND'],
-          ['unassignSubscription (own subscription from the foreign child)', () => tenantCall(w, token, Q.unassign, { t: target, s: ownSub }), 'NOT_FOUND'],
+          [
+            'unassignSubscription (own subscription from the foreign child)',
+            () => tenantCall(w, token, Q.unassign, { t: target, s: ownSub }),
+            'NOT_FOUND',
+          ],
           ['retirePartnerSubscription (foreign)', () => tenantCall(w, token, Q.retireSub, { id: foreignSub }), 'NOT_FOUND'],
-          ['createTenant under the foreign partner', () => tenantCall(w, token, Q.createTenant, { t: { name: unique('x'), partnerTenantID: ownPartner === w.P2 ? w.P1 : w.P2 } }), 'NOT_FOUND'],
+          [
+            'createTenant under the foreign partner',
+            () => tenantCall(w, token, Q.createTenant, { t: { name: unique('x'), partnerTenantID: ownPartner === w.P2 ? w.P1 : w.P2 } }),
+            'NOT_FOUND',
+          ],
         ] as [string, () => Promise<Response>, string][];
       const clientAttacks = (token: string, context: string) =>
         [
           ['clients', () => credCall(w, token, Q.clients, {}, context), 'FORBIDDEN'],
           ['createClient', () => credCall(w, token, Q.createClient, { name: unique('x') }, context), 'FORBIDDEN'],
-          ['rotateClientSecret', () => credCall(w, token, Q.rotate, { id: w.actors['C1.aud'].client!.id, s: w.actors['C1.aud'].client!.secret }, context), 'FORBIDDEN'],
+          [
+            'rotateClientSecret',
+            () => credCall(w, token, Q.rotate, { id: w.actors['C1.aud'].client!.id, s: w.actors['C1.aud'].client!.secret }, context),
+            'FORBIDDEN',
+          ],
           ['forceRotateClientSecret', () => credCall(w, token, Q.forceRotate, { id: w.actors['C1.aud'].client!.id }, context), 'FORBIDDEN'],
           ['deleteClient', () => credCall(w, token, Q.deleteClient, { id: w.actors['C1.aud'].client!.id }, context), 'FORBIDDEN'],
         ] as [string, () => Promise<Response>, string][];
@@ -739,7 +776,13 @@ for (const engine of engines()) {
       it('client operations in a foreign tenant: 403 for the context, the same as for a tenant that does not exist', async () => {
         const p2 = w.actors['P2.adm'].token!;
         const c1 = w.actors['C1.adm'].token!;
-        await refusedAll([...clientAttacks(p2, w.C1), ...clientAttacks(p2, w.P1), ...clientAttacks(c1, w.C2), ...clientAttacks(c1, w.P1), ...clientAttacks(c1, '1')]);
+        await refusedAll([
+          ...clientAttacks(p2, w.C1),
+          ...clientAttacks(p2, w.P1),
+          ...clientAttacks(c1, w.C2),
+          ...clientAttacks(c1, w.P1),
+          ...clientAttacks(c1, '1'),
+        ]);
         const missing = '987654321987';
         for (const [token, context] of [
           [p2, w.C1],
@@ -749,7 +792,10 @@ for (const engine of engines()) {
           const exists = await credCall(w, token, Q.clients, {}, context);
           const absent = await credCall(w, token, Q.clients, {}, missing);
           assert.equal(exists.status, 403);
-          const normalized = (res: Response, id: string) => ({ status: res.status, body: res.text.replace(new RegExp(`\\b${id}\\b`, 'g'), '<tenant>') });
+          const normalized = (res: Response, id: string) => ({
+            status: res.status,
+            body: res.text.replace(new RegExp(`\\b${id}\\b`, 'g'), '<tenant>'),
+          });
           assert.deepEqual(normalized(exists, context), normalized(absent, missing));
         }
       });
@@ -788,8 +834,16 @@ for (const engine of engines()) {
           ['updateTenant parent environments', () => tenantCall(w, c1, Q.updateTenant, { id: w.P1, u: { disable: true } }), 'NOT_FOUND'],
           ['enableTenantSupport sibling', () => tenantCall(w, c1, Q.enableSupport, { id: w.C2 }), 'NOT_FOUND'],
           ['enableTenantSupport parent', () => tenantCall(w, c1, Q.enableSupport, { id: w.P1 }), 'NOT_FOUND'],
-          ['createTenantLabel sibling', () => tenantCall(w, c1, Q.createLabel, { id: w.C2, l: { name: 'x', owner_partner_tenant_id: w.P1 } }), 'NOT_FOUND'],
-          ['createTenantLabel own tenant as parent', () => tenantCall(w, c1, Q.createLabel, { id: w.C1, l: { name: 'x', owner_partner_tenant_id: w.P1 } }), 'NOT_FOUND'],
+          [
+            'createTenantLabel sibling',
+            () => tenantCall(w, c1, Q.createLabel, { id: w.C2, l: { name: 'x', owner_partner_tenant_id: w.P1 } }),
+            'NOT_FOUND',
+          ],
+          [
+            'createTenantLabel own tenant as parent',
+            () => tenantCall(w, c1, Q.createLabel, { id: w.C1, l: { name: 'x', owner_partner_tenant_id: w.P1 } }),
+            'NOT_FOUND',
+          ],
           ['createTenant under parent', () => tenantCall(w, c1, Q.createTenant, { t: { name: 'x', partnerTenantID: w.P1 } }), 'NOT_FOUND'],
           ['assignSubscription of parent to self', () => tenantCall(w, c1, Q.assign, { t: w.C1, s: w.p1Sub }), 'NOT_FOUND'],
           ['partnerSubscriptions of parent', () => tenantCall(w, c1, Q.partnerSubscriptions, { p: w.P1 }), 'NOT_FOUND'],
@@ -815,7 +869,11 @@ for (const engine of engines()) {
         await refusedAll([
           ["NP updates P1's label", () => tenantCall(w, np, Q.updateLabel, { id: p1Label.id, l: { name: 'mine now' } }), 'FORBIDDEN'],
           ["NP deletes P1's label", () => tenantCall(w, np, Q.deleteLabel, { id: p1Label.id }), 'FORBIDDEN'],
-          ['NP labels in the name of P1', () => tenantCall(w, np, Q.createLabel, { id: w.NC, l: { name: unique('x'), owner_partner_tenant_id: w.P1 } }), 'NOT_FOUND'],
+          [
+            'NP labels in the name of P1',
+            () => tenantCall(w, np, Q.createLabel, { id: w.NC, l: { name: unique('x'), owner_partner_tenant_id: w.P1 } }),
+            'NOT_FOUND',
+          ],
           ["P2 updates P1's label", () => tenantCall(w, w.actors['P2.adm'].token!, Q.updateLabel, { id: p1Label.id, l: { name: 'x' } }), 'NOT_FOUND'],
           ["P2 deletes NP's label", () => tenantCall(w, w.actors['P2.adm'].token!, Q.deleteLabel, { id: npLabel.id }), 'NOT_FOUND'],
         ]);
@@ -847,7 +905,10 @@ for (const engine of engines()) {
         data(await tenantCall(w, c1, Q.disableSupport, { id: w.C1 }));
         assert.deepEqual(data(await tenantCall(w, sup, Q.tenants, { ids: [w.C1] })).tenants.results, []);
         assert.equal((await credCall(w, sup, Q.clients, {}, w.C1)).status, 403);
-        const audited = await rows(w, sql`select action from audit_events where tenant_id = ${w.C1} and action like 'tenant.support_%' order by occurred_at`);
+        const audited = await rows(
+          w,
+          sql`select action from audit_events where tenant_id = ${w.C1} and action like 'tenant.support_%' order by occurred_at`,
+        );
         assert.ok(audited.some((a) => a.action === 'tenant.support_enabled') && audited.some((a) => a.action === 'tenant.support_disabled'));
       });
     });

@@ -171,9 +171,7 @@ for (const engine of engines()) {
       it('is exact under concurrency: of 20 simultaneous creates, exactly 10 succeed', async () => {
         const tenant = await seedTenant(t, '1');
         const token = await t.rootToken();
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => t.gql(token, CREATE_CLIENT, { name: `burst-${i}` }, { tenant })),
-        );
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => t.gql(token, CREATE_CLIENT, { name: `burst-${i}` }, { tenant })));
         const ok = results.filter((r) => r.body.data?.createClient).length;
         const limited = results.filter((r) => r.body.errors?.[0]?.extensions.code === 'RATE_LIMITED').length;
         assert.equal(ok, 10);

@@ -211,7 +211,7 @@ for (const engine of engines()) {
         assert.deepEqual(await rowCounts(t), before);
         assert.deepEqual(await secretRows(target.id), rowsBefore);
         assert.ok(await t.token(target.clientId, target.secret));
-        await assertTokenWorks(targetToken, 'the target\'s token');
+        await assertTokenWorks(targetToken, "the target's token");
       });
     });
 
@@ -268,7 +268,7 @@ for (const engine of engines()) {
         const self = await clientWithRoles(t, tenant, [ROLE_IDS.Administrator]);
         const res = await t.gql(self.token, DELETE, { id: self.id });
         assert.equal(res.body.errors, undefined, res.text);
-        await assertTokenRejected(self.token, 'the deleted client\'s own token');
+        await assertTokenRejected(self.token, "the deleted client's own token");
         assertInvalidToken(await t.gql(self.token, ROTATE, { id: self.id, secret: self.secret }), 'rotate after delete');
       });
 
@@ -342,7 +342,7 @@ for (const engine of engines()) {
         assert.deepEqual(await clientRow(victim.id), rowBefore);
         assert.deepEqual(await secretRows(victim.id), secretsBefore);
         assert.ok(await t.token(victim.clientId, victim.secret));
-        await assertTokenWorks(victimToken, 'the foreign client\'s token');
+        await assertTokenWorks(victimToken, "the foreign client's token");
       });
 
       it('refuses Responder and Auditor: FORBIDDEN, nothing written', async () => {
@@ -364,7 +364,7 @@ for (const engine of engines()) {
           assert.deepEqual(await rowCounts(t), before);
           assert.deepEqual(await clientRow(target.id), rowBefore);
         }
-        await assertTokenWorks(targetToken, 'the target\'s token');
+        await assertTokenWorks(targetToken, "the target's token");
       });
     });
 

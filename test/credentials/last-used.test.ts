@@ -26,7 +26,9 @@ for (const engine of engines()) {
     }
 
     /** the Client as the root Administrator reads it */
-    async function read(c: SeededClient): Promise<{ last_used_at: string | null; secrets: { id: string; hint: string; expires_at: string | null; last_used_at: string | null }[] }> {
+    async function read(
+      c: SeededClient,
+    ): Promise<{ last_used_at: string | null; secrets: { id: string; hint: string; expires_at: string | null; last_used_at: string | null }[] }> {
       const res = await t.gql(await t.rootToken(), CLIENT, { ids: [c.clientId] }, { tenant: c.tenantId });
       assert.equal(res.body.errors, undefined, res.text);
       assert.equal(res.body.data.clients.length, 1);

@@ -61,7 +61,7 @@ for (const engine of engines()) {
       return out;
     }
 
-    it('lists the acting tenant\'s clients in creation order: X-Tenant-Context, else the home tenant', async () => {
+    it("lists the acting tenant's clients in creation order: X-Tenant-Context, else the home tenant", async () => {
       const tenant = await seedTenant(t, '1');
       const admin = await clientWithRoles(t, tenant, [ROLE_IDS.Administrator], 'a-admin');
       await createInOrder(tenant, ['zulu', 'alpha', 'mike']);
@@ -201,7 +201,11 @@ for (const engine of engines()) {
           seen.push(...chunk);
           assert.ok(page <= 7, 'paging does not end');
         }
-        assert.deepEqual(seen.map((c) => c.id), created.map((c) => c.id), `perPage ${perPage}`);
+        assert.deepEqual(
+          seen.map((c) => c.id),
+          created.map((c) => c.id),
+          `perPage ${perPage}`,
+        );
       }
       assert.deepEqual(names(await list(root, { page: 3, perPage: 3 }, tenant)), ['p7']);
       assert.deepEqual(await list(root, { page: 4, perPage: 3 }, tenant), []);

@@ -49,7 +49,10 @@ for (const engine of engines()) {
     }
 
     /** the Client.secrets field of one client, read by the root Administrator */
-    async function liveSecrets(tenant: string, clientId: string): Promise<{ id: string; hint: string; created_at: string; expires_at: string | null }[]> {
+    async function liveSecrets(
+      tenant: string,
+      clientId: string,
+    ): Promise<{ id: string; hint: string; created_at: string; expires_at: string | null }[]> {
       const res = await t.gql(await t.rootToken(), SECRETS, { ids: [clientId] }, { tenant });
       assert.equal(res.body.errors, undefined, res.text);
       assert.equal(res.body.data.clients.length, 1, res.text);
@@ -113,7 +116,7 @@ for (const engine of engines()) {
       assert.ok(await t.token(c.clientId, again.client_secret));
     });
 
-    it('rejects a wrong, empty, missing or another client\'s secret with BAD_USER_INPUT and changes nothing', async () => {
+    it("rejects a wrong, empty, missing or another client's secret with BAD_USER_INPUT and changes nothing", async () => {
       const tenant = await seedTenant(t, '1');
       const c = await createClient(t, await t.rootToken(), 'rotate-wrong-secret', { tenant });
       const other = await createClient(t, await t.rootToken(), 'rotate-wrong-secret-other', { tenant });
@@ -126,7 +129,7 @@ for (const engine of engines()) {
         { label: 'empty', secret: '' },
         { label: 'null', secret: null },
         { label: 'omitted', secret: undefined },
-        { label: 'another client\'s secret', secret: other.secret },
+        { label: "another client's secret", secret: other.secret },
       ];
       for (const { label, secret } of attempts) {
         for (const id of [c.id, c.clientId]) {
@@ -220,8 +223,14 @@ for (const engine of engines()) {
         [hintOf(s2), new Date(secondAt.getTime() + 3600_000).toISOString()],
         [hintOf(s3), null],
       ];
-      assert.deepEqual(client.secrets.map((s: { hint: string; expires_at: string | null }) => [s.hint, s.expires_at]), expected);
-      assert.deepEqual((await liveSecrets(tenant, c.clientId)).map((s) => [s.hint, s.expires_at]), expected);
+      assert.deepEqual(
+        client.secrets.map((s: { hint: string; expires_at: string | null }) => [s.hint, s.expires_at]),
+        expected,
+      );
+      assert.deepEqual(
+        (await liveSecrets(tenant, c.clientId)).map((s) => [s.hint, s.expires_at]),
+        expected,
+      );
       assertInvalidClient(await t.tokenResponse(c.clientId, s1), 'the first secret after the second rotation');
       assert.ok(await t.token(c.clientId, s2));
       assert.ok(await t.token(c.clientId, s3));
@@ -287,7 +296,7 @@ for (const engine of engines()) {
       const s2 = res.body.data.rotateClientSecret.client_secret as string;
       assert.equal(res.body.data.rotateClientSecret.client.client_id, responder.clientId);
       assert.equal(res.body.data.rotateClientSecret.client.updated_by, responder.id);
-      assertInvalidClient(await t.tokenResponse(responder.clientId, responder.secret), 'the Responder\'s old secret');
+      assertInvalidClient(await t.tokenResponse(responder.clientId, responder.secret), "the Responder's old secret");
       assert.ok(await t.token(responder.clientId, s2));
       // by UUID, with X-Tenant-Context naming its own tenant, still with the token of the first secret
       const res2 = await t.gql(responder.token, ROTATE, { id: responder.id, secret: s2, grace: 60 }, { tenant });

@@ -35,8 +35,19 @@ export interface TestApp {
   /** the bootstrap Administrator's token (tenant 1) */
   rootToken(): Promise<string>;
   /** POST a GraphQL document to a path (default /graphql) */
-  gql(token: string | undefined, query: string, variables?: Record<string, unknown>, opts?: { tenant?: string; path?: string; headers?: Record<string, string> }): Promise<Response>;
-  request(opts: { method: string; url: string; headers?: Record<string, string>; payload?: string | object | Buffer; remoteAddress?: string }): Promise<Response>;
+  gql(
+    token: string | undefined,
+    query: string,
+    variables?: Record<string, unknown>,
+    opts?: { tenant?: string; path?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
+  request(opts: {
+    method: string;
+    url: string;
+    headers?: Record<string, string>;
+    payload?: string | object | Buffer;
+    remoteAddress?: string;
+  }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -60,7 +71,15 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     },
   });
   const db = opts.db ?? (await openTestDb(opts.engine));
-  const service = await createService({ config, db, logger: createLogger('debug', sink), clock, migrate: false, flushIntervalMs: null, expiryIntervalMs: null });
+  const service = await createService({
+    config,
+    db,
+    logger: createLogger('debug', sink),
+    clock,
+    migrate: false,
+    flushIntervalMs: null,
+    expiryIntervalMs: null,
+  });
 
   const request: TestApp['request'] = async ({ method, url, headers, payload, remoteAddress }) => {
     const res = await service.app.inject({ method: method as 'GET', url, headers, payload, ...(remoteAddress ? { remoteAddress } : {}) });

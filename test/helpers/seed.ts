@@ -31,7 +31,11 @@ export async function clientWithRoles(t: TestApp, tenant: string, roles: string[
 
 let seq = 0;
 /** A tenant row under a parent (the tenant interface's createTenant replaces this in its own tests). */
-export async function seedTenant(t: TestApp, parentId: string, opts: { name?: string; isPartner?: boolean; supportEnabled?: boolean } = {}): Promise<string> {
+export async function seedTenant(
+  t: TestApp,
+  parentId: string,
+  opts: { name?: string; isPartner?: boolean; supportEnabled?: boolean } = {},
+): Promise<string> {
   const parent = await t.db.kysely.selectFrom('tenants').select(['path', 'depth']).where('id', '=', parentId).executeTakeFirstOrThrow();
   const name = opts.name ?? `tenant-${++seq}-${randomUUID().slice(0, 6)}`;
   const now = t.clock.now();
@@ -50,7 +54,11 @@ export async function seedTenant(t: TestApp, parentId: string, opts: { name?: st
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await t.db.kysely.updateTable('tenants').set({ path: `${parent.path}${row.id}.` }).where('id', '=', row.id).execute();
+  await t.db.kysely
+    .updateTable('tenants')
+    .set({ path: `${parent.path}${row.id}.` })
+    .where('id', '=', row.id)
+    .execute();
   return row.id;
 }
 

@@ -23,20 +23,15 @@ export interface NewTenantOptions {
 /** Creates a tenant under `parentId` with the root admin (or `token`); returns its id. */
 export async function createTenant(t: TestApp, parentId: string, opts: NewTenantOptions = {}): Promise<string> {
   const token = opts.token ?? (await t.rootToken());
-  const res = await tq(
-    t,
-    token,
-    `mutation($t: TenantCreateInput!) { createTenant(newTenant: $t) { id } }`,
-    {
-      t: {
-        name: opts.name ?? `tenant-${randomUUID().slice(0, 8)}`,
-        partnerTenantID: parentId,
-        ...(opts.isPartner ? { isPartner: true } : {}),
-        ...(opts.environments ? { environments: opts.environments } : {}),
-        ...(opts.labels ? { labels: opts.labels } : {}),
-      },
+  const res = await tq(t, token, `mutation($t: TenantCreateInput!) { createTenant(newTenant: $t) { id } }`, {
+    t: {
+      name: opts.name ?? `tenant-${randomUUID().slice(0, 8)}`,
+      partnerTenantID: parentId,
+      ...(opts.isPartner ? { isPartner: true } : {}),
+      ...(opts.environments ? { environments: opts.environments } : {}),
+      ...(opts.labels ? { labels: opts.labels } : {}),
     },
-  );
+  });
   assert.equal(res.body.errors, undefined, res.text);
   const id = res.body.data.createTenant.id as string;
   if (opts.supportEnabled) {

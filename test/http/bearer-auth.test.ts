@@ -157,7 +157,8 @@ for (const engine of engines()) {
 
       const fresh = await generateKeyPair('ES256', { extractable: true });
       const freshJwk = await exportJWK(fresh.publicKey);
-      const signFresh = (hdr: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...hdr }).sign(fresh.privateKey);
+      const signFresh = (hdr: Record<string, unknown>) =>
+        new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...hdr }).sign(fresh.privateKey);
 
       const jwks = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body;
       const publicJwk = jwks.keys.find((k: { kid: string }) => k.kid === realKid);
@@ -250,7 +251,10 @@ for (const engine of engines()) {
       const foreign = await otherIssuer.token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
       // it is a good token where it was issued
       assert.equal(decodePart(foreign.split('.')[1]!).iss, 'http://other-gatehouse.test');
-      assert.equal((await otherIssuer.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${foreign}` } })).status, 200);
+      assert.equal(
+        (await otherIssuer.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${foreign}` } })).status,
+        200,
+      );
       await assertRejected(t, `Bearer ${foreign}`, 'other issuer');
       await assertRejected(otherIssuer, `Bearer ${await t.rootToken()}`, 'this issuer, presented elsewhere');
     });
@@ -331,7 +335,7 @@ for (const engine of engines()) {
         }
       });
 
-      it("lets a partner Administrator act in its child tenant", async () => {
+      it('lets a partner Administrator act in its child tenant', async () => {
         const res = await t.gql(partnerAdmin.token, LIST_CLIENTS, undefined, { tenant: child });
         assert.equal(res.status, 200, res.text);
         assert.ok(res.body.data.clients.some((c: { id: string }) => c.id === childAdmin.id));
@@ -357,14 +361,34 @@ for (const engine of engines()) {
       });
 
       it('answers a malformed value with 400 BAD_USER_INPUT', async () => {
-        for (const value of ['abc', ' 5', '5 ', '05', '0', '-5', '+5', '1,2', '1, 2', '5.0', '0x5', '1e3', '\u0661', '１', '5\t', '1234567890123456789012']) {
+        for (const value of [
+          'abc',
+          ' 5',
+          '5 ',
+          '05',
+          '0',
+          '-5',
+          '+5',
+          '1,2',
+          '1, 2',
+          '5.0',
+          '0x5',
+          '1e3',
+          '\u0661',
+          '１',
+          '5\t',
+          '1234567890123456789012',
+        ]) {
           const res = await t.gql(partnerAdmin.token, LIST_CLIENTS, undefined, { headers: { 'x-tenant-context': value } });
           assert.equal(res.status, 400, `${JSON.stringify(value)}: ${res.text}`);
           assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT', JSON.stringify(value));
           assert.equal(res.body.data, undefined);
         }
         // the same tenant sent twice is still a repeated header, never silently picked
-        for (const value of [[child, child], [child, sibling]]) {
+        for (const value of [
+          [child, child],
+          [child, sibling],
+        ]) {
           const res = await t.service.app.inject({
             method: 'POST',
             url: '/graphql',

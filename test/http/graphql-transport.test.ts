@@ -19,7 +19,10 @@ function assertGraphQLError(res: Response, status: number, code: string): void {
   assert.equal(res.status, status, res.text);
   assert.ok(Array.isArray(res.body?.errors) && res.body.errors.length > 0, res.text);
   for (const e of res.body.errors) assert.equal(e.extensions?.code, code, res.text);
-  assert.deepEqual(res.body.error, res.body.errors.map((e: { message: string }) => e.message));
+  assert.deepEqual(
+    res.body.error,
+    res.body.errors.map((e: { message: string }) => e.message),
+  );
   assert.equal(res.body.data, undefined, 'a request rejected before running has no data entry');
 }
 
@@ -209,7 +212,10 @@ for (const engine of engines()) {
       // introspection-enabled app below shows the limit alone refuses it).
       const res = await t.gql(token, nestedTypeQuery(MAX_DEPTH + 1));
       assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-      assert.ok(res.body.errors.some((e: { message: string }) => /nested deeper than/.test(e.message)), res.text);
+      assert.ok(
+        res.body.errors.some((e: { message: string }) => /nested deeper than/.test(e.message)),
+        res.text,
+      );
     });
   });
 
@@ -242,10 +248,7 @@ for (const engine of engines()) {
 
     it('counts depth through fragment spreads', async () => {
       const k = MAX_DEPTH - 1; // __type + k x ofType + name = MAX_DEPTH + 1
-      const frags = Array.from(
-        { length: k },
-        (_, i) => `fragment F${i} on __Type { ofType { ${i + 1 < k ? `...F${i + 1}` : 'name'} } }`,
-      ).join('\n');
+      const frags = Array.from({ length: k }, (_, i) => `fragment F${i} on __Type { ofType { ${i + 1 < k ? `...F${i + 1}` : 'name'} } }`).join('\n');
       const res = await t.gql(token, `{ __type(name: "Client") { ...F0 } }\n${frags}`);
       assertGraphQLError(res, 400, 'BAD_USER_INPUT');
       assert.match(res.body.errors[0].message, /nested deeper than/);
@@ -421,10 +424,7 @@ describe('formatGraphQLError (unit)', () => {
 
   it("gives graphql-js's own errors BAD_USER_INPUT and strips suggestions", () => {
     let calls = 0;
-    const out = formatGraphQLError(
-      new GraphQLError('Cannot query field "clinets" on type "Query". Did you mean "clients"?'),
-      () => calls++,
-    );
+    const out = formatGraphQLError(new GraphQLError('Cannot query field "clinets" on type "Query". Did you mean "clients"?'), () => calls++);
     assert.deepEqual(out, { message: 'Cannot query field "clinets" on type "Query".', extensions: { code: 'BAD_USER_INPUT' } });
     const multi = formatGraphQLError(
       new GraphQLError('Unknown argument "nme" on field "Query.clients". Did you mean "name", "perPage", or\n"page"?'),

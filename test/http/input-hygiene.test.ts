@@ -57,11 +57,26 @@ for (const engine of engines()) {
 
     it('restricted cannot be switched on by updateTenantLabel', async () => {
       const tenant = await createTenant(t, '1');
-      const created = await tq(t, await t.rootToken(), `mutation($t: ID!) { createTenantLabel(tenant_id: $t, label_input: {name: "plain"}) { id } }`, { t: tenant });
+      const created = await tq(
+        t,
+        await t.rootToken(),
+        `mutation($t: ID!) { createTenantLabel(tenant_id: $t, label_input: {name: "plain"}) { id } }`,
+        { t: tenant },
+      );
       const id = created.body.data.createTenantLabel.id;
-      const res = await tq(t, await t.rootToken(), `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "plain", restricted: true}) { restricted } }`, { id });
+      const res = await tq(
+        t,
+        await t.rootToken(),
+        `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "plain", restricted: true}) { restricted } }`,
+        { id },
+      );
       assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
-      const after = await tq(t, await t.rootToken(), `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "still-plain"}) { name restricted } }`, { id });
+      const after = await tq(
+        t,
+        await t.rootToken(),
+        `mutation($id: ID!) { updateTenantLabel(label_id: $id, label_input: {name: "still-plain"}) { name restricted } }`,
+        { id },
+      );
       assert.deepEqual(after.body.data.updateTenantLabel, { name: 'still-plain', restricted: false });
     });
 

@@ -11,8 +11,7 @@ const TTL = 36000;
 /** application/x-www-form-urlencoded encoding of one value (RFC 6749 appendix B) */
 const formEncode = (value: string) => new URLSearchParams([['', value]]).toString().slice(1);
 /** client_secret_basic as RFC 6749 section 2.3.1 defines it: each part form-encoded, then base64 */
-const basic = (clientId: string, secret: string) =>
-  'Basic ' + Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64');
+const basic = (clientId: string, secret: string) => 'Basic ' + Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`).toString('base64');
 const rawBasic = (userPass: string) => 'Basic ' + Buffer.from(userPass).toString('base64');
 const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
 
@@ -310,7 +309,11 @@ for (const engine of engines()) {
         const usedBefore = await lastUsed();
         assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET + 'x'), { grant_type: 'client_credentials' })));
         assertInvalidClient(await tokenRequest(t, json(basic('no-such-client', ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' })));
-        assertOAuthError(await tokenRequest(t, { headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }), 400, 'invalid_request');
+        assertOAuthError(
+          await tokenRequest(t, { headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }),
+          400,
+          'invalid_request',
+        );
         await t.service.lastUsed.flush();
         assert.deepEqual(await lastUsed(), usedBefore);
         assert.deepEqual(await rowCounts(t), before);
@@ -429,7 +432,10 @@ for (const engine of engines()) {
       });
 
       it('takes client_secret_post values as they are (JSON) or form-decoded (form)', async () => {
-        const viaJson = await tokenRequest(special, json(undefined, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }));
+        const viaJson = await tokenRequest(
+          special,
+          json(undefined, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+        );
         assertTokenResponse(special, viaJson);
         const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).toString();
         assertTokenResponse(special, await tokenRequest(special, form(undefined, body)));
@@ -455,7 +461,13 @@ for (const engine of engines()) {
         // the real client, calling from elsewhere, is not locked out
         assertTokenResponse(t, await tokenRequest(t, { ...good, remoteAddress: elsewhere }));
         // other clients from the attacker's address are not affected either
-        assertTokenResponse(t, await tokenRequest(t, { ...json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }), remoteAddress: attacker }));
+        assertTokenResponse(
+          t,
+          await tokenRequest(t, {
+            ...json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }),
+            remoteAddress: attacker,
+          }),
+        );
         // still limited one second before the window ends
         t.clock.advance(5 * 60_000 - 1000);
         const almost = await tokenRequest(t, { ...good, remoteAddress: attacker });

@@ -59,7 +59,8 @@ for (const engine of engines()) {
         assert.equal(res.body.errors, undefined, res.text);
         return res.body.data;
       };
-      const service = (await ok(`mutation($s: InputService!) { createService(service_input: $s) { id } }`, { s: { name: 'Platform' } })).createService.id;
+      const service = (await ok(`mutation($s: InputService!) { createService(service_input: $s) { id } }`, { s: { name: 'Platform' } })).createService
+        .id;
 
       /** a partner, `nested` partners under it, and `children` tenants spread over them: 1 + nested + children tenants */
       const subtree = async (name: string, nested: number, children: number) => {
@@ -131,7 +132,11 @@ for (const engine of engines()) {
       assertLoaded(five.page, 5);
       assertLoaded(thirty.page, 30);
       assert.equal(thirty.page.totalCount, 30);
-      assert.equal(thirty.statements.length, five.statements.length, `5 tenants: ${five.statements.join(', ')}\n30 tenants: ${thirty.statements.join(', ')}`);
+      assert.equal(
+        thirty.statements.length,
+        five.statements.length,
+        `5 tenants: ${five.statements.join(', ')}\n30 tenants: ${thirty.statements.join(', ')}`,
+      );
       assert.ok(thirty.statements.length <= MAX_STATEMENTS, `${thirty.statements.length} statements: ${thirty.statements.join(', ')}`);
     });
 
@@ -141,11 +146,23 @@ for (const engine of engines()) {
       const byName = new Map(page.results.map((r: any) => [r.name, r]));
       const partner = byName.get('Small') as any;
       assert.deepEqual(partner.labels, [{ name: 'kind', value: 'partner' }]);
-      assert.deepEqual(partner.partnership.child_tenants.map((c: any) => c.id).sort(), page.results.filter((r: any) => r.partnership.parent === small).map((r: any) => r.id).sort());
+      assert.deepEqual(
+        partner.partnership.child_tenants.map((c: any) => c.id).sort(),
+        page.results
+          .filter((r: any) => r.partnership.parent === small)
+          .map((r: any) => r.id)
+          .sort(),
+      );
       const child = byName.get('Small child 1') as any; // under the nested partner: two labels
       assert.deepEqual(child.labels.map((l: any) => l.name).sort(), ['cost_center', 'team']);
-      assert.deepEqual(child.partnership.subscriptions.map((s: any) => s.name), ['Small plan']);
-      assert.deepEqual(child.services.map((s: any) => s.name), ['Platform']);
+      assert.deepEqual(
+        child.partnership.subscriptions.map((s: any) => s.name),
+        ['Small plan'],
+      );
+      assert.deepEqual(
+        child.services.map((s: any) => s.name),
+        ['Platform'],
+      );
     });
 
     it('the same holds for a partner Administrator (visibility applied to every nested list)', async () => {
@@ -155,7 +172,11 @@ for (const engine of engines()) {
       const thirty = await measure(bigAdmin.token, { maxResults: 50 });
       assertLoaded(five.page, 5);
       assertLoaded(thirty.page, 30);
-      assert.equal(thirty.statements.length, five.statements.length, `5 tenants: ${five.statements.join(', ')}\n30 tenants: ${thirty.statements.join(', ')}`);
+      assert.equal(
+        thirty.statements.length,
+        five.statements.length,
+        `5 tenants: ${five.statements.join(', ')}\n30 tenants: ${thirty.statements.join(', ')}`,
+      );
       assert.ok(thirty.statements.length <= MAX_STATEMENTS, `${thirty.statements.length} statements: ${thirty.statements.join(', ')}`);
     });
 
@@ -168,7 +189,11 @@ for (const engine of engines()) {
       assert.equal(manyChildren.page.count, 5);
       const children = manyChildren.page.results.flatMap((r: any) => r.partnership.child_tenants);
       assert.equal(children.filter((c: any) => c.labels.length > 0).length, 29, 'every child tenant of the partners, with its labels');
-      assert.equal(manyChildren.statements.length, fewChildren.statements.length, `few: ${fewChildren.statements.join(', ')}\nmany: ${manyChildren.statements.join(', ')}`);
+      assert.equal(
+        manyChildren.statements.length,
+        fewChildren.statements.length,
+        `few: ${fewChildren.statements.join(', ')}\nmany: ${manyChildren.statements.join(', ')}`,
+      );
       assert.ok(manyChildren.statements.length <= MAX_STATEMENTS, manyChildren.statements.join(', '));
     });
 

@@ -78,7 +78,13 @@ for (const engine of engines()) {
         assert.equal(c.allow_response_actions, true);
         assert.equal(c.actions_approver, 'secops@acme.example');
         assert.deepEqual(
-          c.labels.map((l: any) => ({ name: l.name, value: l.value, owner: l.owner_partner_tenant_id, tenant: l.tenant_id, restricted: l.restricted })),
+          c.labels.map((l: any) => ({
+            name: l.name,
+            value: l.value,
+            owner: l.owner_partner_tenant_id,
+            tenant: l.tenant_id,
+            restricted: l.restricted,
+          })),
           [
             { name: 'region', value: 'eu', owner: '1', tenant: c.id, restricted: false },
             { name: 'tier', value: 'gold', owner: partner, tenant: c.id, restricted: false },
@@ -105,9 +111,14 @@ for (const engine of engines()) {
         assert.equal(c.enabled_in_pilot, true);
 
         // the partner lists it among its children, and a search finds it by its normalized name
-        const p = await tq(t, root, `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { partnership { is_partner child_tenants { id } } } } }`, {
-          id: partner,
-        });
+        const p = await tq(
+          t,
+          root,
+          `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { partnership { is_partner child_tenants { id } } } } }`,
+          {
+            id: partner,
+          },
+        );
         const partnership = p.body.data.tenants.results[0].partnership;
         assert.equal(partnership.is_partner, true);
         assert.ok(partnership.child_tenants.some((x: any) => x.id === c.id));
@@ -149,7 +160,14 @@ for (const engine of engines()) {
         const other = await createTenant(t, '1', { isPartner: true });
         const before = await rowCounts(t);
         const twice = await tq(t, root, CREATE, {
-          t: { name: 'twice', partnerTenantID: partner, labels: [{ name: 'tier', value: 'a' }, { name: 'TIER', value: 'b' }] },
+          t: {
+            name: 'twice',
+            partnerTenantID: partner,
+            labels: [
+              { name: 'tier', value: 'a' },
+              { name: 'TIER', value: 'b' },
+            ],
+          },
         });
         assert.equal(code(twice), 'BAD_USER_INPUT');
         const sideways = await tq(t, root, CREATE, {
@@ -212,9 +230,14 @@ for (const engine of engines()) {
         const grandchild = await tq(t, admin.token, CREATE, { t: { name: 'grandchild', partnerTenantID: n.id } });
         assert.equal(grandchild.body.errors, undefined, grandchild.text);
         assert.equal(grandchild.body.data.createTenant.partnership.parent, n.id);
-        const list = await tq(t, admin.token, `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { partnership { child_tenants { id } } } } }`, {
-          id: n.id,
-        });
+        const list = await tq(
+          t,
+          admin.token,
+          `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { partnership { child_tenants { id } } } } }`,
+          {
+            id: n.id,
+          },
+        );
         assert.deepEqual(list.body.data.tenants.results[0].partnership.child_tenants, [{ id: grandchild.body.data.createTenant.id }]);
       });
 
@@ -233,7 +256,12 @@ for (const engine of engines()) {
     describe('updateTenant: the state table', () => {
       it('changes several environments in one request; all disabled is inactive, one re-enabled is active again', async () => {
         const id = await createTenant(t, partner, { environments: ['echo', 'delta', 'pilot'] });
-        const a = await update(root, id, { environments: [{ name: 'echo', enabled: false }, { name: 'DELTA', enabled: false }] });
+        const a = await update(root, id, {
+          environments: [
+            { name: 'echo', enabled: false },
+            { name: 'DELTA', enabled: false },
+          ],
+        });
         assert.equal(a.body.errors, undefined, a.text);
         let u = a.body.data.updateTenant;
         assert.deepEqual(envMap(u.environments), { delta: false, echo: false, pilot: true });
@@ -269,7 +297,12 @@ for (const engine of engines()) {
       it('refuses an unknown environment name with BAD_USER_INPUT and changes nothing', async () => {
         const id = await createTenant(t, partner);
         const before = await tenantSnapshot(t, id);
-        const res = await update(root, id, { environments: [{ name: 'echo', enabled: false }, { name: 'zulu', enabled: true }] });
+        const res = await update(root, id, {
+          environments: [
+            { name: 'echo', enabled: false },
+            { name: 'zulu', enabled: true },
+          ],
+        });
         assert.equal(code(res), 'BAD_USER_INPUT');
         assert.deepEqual(await tenantSnapshot(t, id), before);
       });
@@ -351,7 +384,13 @@ for (const engine of engines()) {
         for (const u of [
           { disable: true },
           { expiresAt: '2030-01-01T00:00:00Z' },
-          { environments: [{ name: 'echo', enabled: false }, { name: 'delta', enabled: false }, { name: 'pilot', enabled: false }] },
+          {
+            environments: [
+              { name: 'echo', enabled: false },
+              { name: 'delta', enabled: false },
+              { name: 'pilot', enabled: false },
+            ],
+          },
         ]) {
           const res = await update(root, '1', u);
           assert.equal(code(res), 'BAD_USER_INPUT', JSON.stringify(u));
@@ -456,7 +495,7 @@ for (const engine of engines()) {
         assert.equal((await t.gql(client.token, `{ clients { id } }`)).status, 200);
       });
 
-      it("does not affect the children of a disabled partner", async () => {
+      it('does not affect the children of a disabled partner', async () => {
         const p = await createTenant(t, '1', { isPartner: true });
         const child = await createTenant(t, p);
         const client = await clientWithRoles(t, child, [ROLE_IDS.Analyst]);

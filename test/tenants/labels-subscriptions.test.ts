@@ -65,7 +65,10 @@ for (const engine of engines()) {
       const child = await createTenant(t, partner);
       let audits = await auditCount(t);
       t.clock.advance(1000);
-      const byContext = ok(await tq(t, partnerAdmin.token, CREATE_LABEL, { tid: child, l: { name: 'Tier', value: 'gold' } }, partner), 'createTenantLabel');
+      const byContext = ok(
+        await tq(t, partnerAdmin.token, CREATE_LABEL, { tid: child, l: { name: 'Tier', value: 'gold' } }, partner),
+        'createTenantLabel',
+      );
       assert.match(byContext.id, /^[0-9a-f-]{36}$/);
       assert.deepEqual(
         { ...byContext, id: undefined },
@@ -99,12 +102,15 @@ for (const engine of engines()) {
       assert.equal(await auditCount(t), audits);
       const read = await tq(t, root, READ_TENANT, { id: child });
       const labels = read.body.data.tenants.results[0].labels.map((l: any) => [l.name, l.value, l.owner_partner_tenant_id]);
-      assert.deepEqual(labels.sort(), [
-        ['Tier', 'gold', partner],
-        ['env', 'prod', partner],
-        ['segment', 'smb', partner],
-        ['tier', 'vendor', '1'],
-      ].sort());
+      assert.deepEqual(
+        labels.sort(),
+        [
+          ['Tier', 'gold', partner],
+          ['env', 'prod', partner],
+          ['segment', 'smb', partner],
+          ['tier', 'vendor', '1'],
+        ].sort(),
+      );
     });
 
     it('answers a second label of one name (case-insensitive) for the same owner with CONFLICT, writing nothing', async () => {
@@ -134,7 +140,10 @@ for (const engine of engines()) {
       assert.equal(await auditCount(t), ++audits);
       let tenant = (await tq(t, root, READ_TENANT, { id: child })).body.data.tenants.results[0];
       assert.equal(tenant.updated_at, t.clock.now().toISOString());
-      assert.deepEqual(tenant.labels.map((l: any) => l.value), ['premium']);
+      assert.deepEqual(
+        tenant.labels.map((l: any) => l.value),
+        ['premium'],
+      );
 
       t.clock.advance(1000);
       const deleted = ok(await tq(t, partnerAdmin.token, DELETE_LABEL, { id: label.id }), 'deleteTenantLabel');
@@ -165,7 +174,10 @@ for (const engine of engines()) {
 
     it('answers RESTRICTED to updating or deleting a restricted label, the root admin included, and changes nothing', async () => {
       const child = await createTenant(t, partner);
-      const vendorOwned = ok(await tq(t, root, CREATE_LABEL, { tid: child, l: { name: 'contract', value: 'x-1', restricted: true } }), 'createTenantLabel');
+      const vendorOwned = ok(
+        await tq(t, root, CREATE_LABEL, { tid: child, l: { name: 'contract', value: 'x-1', restricted: true } }),
+        'createTenantLabel',
+      );
       assert.equal(vendorOwned.restricted, true);
       assert.equal(vendorOwned.owner_partner_tenant_id, '1');
       const partnerOwned = ok(
@@ -255,7 +267,10 @@ for (const engine of engines()) {
       assert.equal(code(await tq(t, analyst.token, CREATE_LABEL, { tid: child, l: { name: 'by-analyst' } })), 'FORBIDDEN');
       assert.deepEqual(await state(t), before);
       const ops = await clientWithRoles(t, '1', [ROLE_IDS.Operations]);
-      const label = ok(await tq(t, ops.token, CREATE_LABEL, { tid: child, l: { name: 'by-ops', owner_partner_tenant_id: partner } }), 'createTenantLabel');
+      const label = ok(
+        await tq(t, ops.token, CREATE_LABEL, { tid: child, l: { name: 'by-ops', owner_partner_tenant_id: partner } }),
+        'createTenantLabel',
+      );
       assert.equal(label.owner_partner_tenant_id, partner);
     });
   });
@@ -309,9 +324,15 @@ for (const engine of engines()) {
     it('createPartnerSubscription with the partner’s own service and with the vendor’s; partnerSubscriptions lists them', async () => {
       const own = ok(await tq(t, admin.token, CREATE_SERVICE, { s: { name: 'Partner SOC' } }), 'createService');
       let audits = await auditCount(t);
-      const s1 = ok(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'SOC Basic', description: 'basic' } }), 'createPartnerSubscription');
+      const s1 = ok(
+        await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'SOC Basic', description: 'basic' } }),
+        'createPartnerSubscription',
+      );
       assert.equal(await auditCount(t), ++audits);
-      const s2 = ok(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: vendorService.id, name: 'MDR Resale' } }), 'createPartnerSubscription');
+      const s2 = ok(
+        await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: vendorService.id, name: 'MDR Resale' } }),
+        'createPartnerSubscription',
+      );
       assert.equal(await auditCount(t), ++audits);
       assert.deepEqual(
         { ...s1, id: undefined },
@@ -346,8 +367,14 @@ for (const engine of engines()) {
     it('assignSubscription gives it to a child (Tenant.services and partnership.subscriptions show it); twice is a no-op; unassign removes it', async () => {
       const child = await createTenant(t, partner);
       const own = ok(await tq(t, admin.token, CREATE_SERVICE, { s: { name: 'Assignable' } }), 'createService');
-      const sub = ok(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'Assignable Plan' } }), 'createPartnerSubscription');
-      const vendorSub = ok(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: vendorService.id, name: 'MDR Plan' } }), 'createPartnerSubscription');
+      const sub = ok(
+        await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'Assignable Plan' } }),
+        'createPartnerSubscription',
+      );
+      const vendorSub = ok(
+        await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: vendorService.id, name: 'MDR Plan' } }),
+        'createPartnerSubscription',
+      );
       let audits = await auditCount(t);
 
       t.clock.advance(1000);
@@ -380,7 +407,10 @@ for (const engine of engines()) {
       assert.equal(await auditCount(t), ++audits);
       assert.equal(removed.updated_at, t.clock.now().toISOString());
       assert.deepEqual(removed.services, [{ id: own.id, name: 'Assignable', owner_tenant_id: partner }]);
-      assert.deepEqual(removed.partnership.subscriptions.map((s: any) => s.id), [sub.id]);
+      assert.deepEqual(
+        removed.partnership.subscriptions.map((s: any) => s.id),
+        [sub.id],
+      );
     });
 
     it('refuses assigning to the partner itself or outside its subtree (BAD_USER_INPUT), and another partner’s subscription (NOT_FOUND)', async () => {
@@ -391,7 +421,10 @@ for (const engine of engines()) {
       const outside = await createTenant(t, other);
       const otherAdmin = await clientWithRoles(t, other, [ROLE_IDS.Administrator]);
       const otherService = ok(await tq(t, otherAdmin.token, CREATE_SERVICE, { s: { name: 'Other Service' } }), 'createService');
-      const otherSub = ok(await tq(t, otherAdmin.token, CREATE_SUBSCRIPTION, { s: { service_id: otherService.id, name: 'Other Plan' } }), 'createPartnerSubscription');
+      const otherSub = ok(
+        await tq(t, otherAdmin.token, CREATE_SUBSCRIPTION, { s: { service_id: otherService.id, name: 'Other Plan' } }),
+        'createPartnerSubscription',
+      );
 
       const before = await state(t);
       assert.equal(code(await tq(t, admin.token, ASSIGN, { t: partner, s: sub.id })), 'BAD_USER_INPUT');
@@ -436,7 +469,10 @@ for (const engine of engines()) {
       assert.deepEqual(await state(t), before);
       // the tenant that had it keeps it, and it shows as retired
       const kept = (await tq(t, admin.token, READ_TENANT, { id: child })).body.data.tenants.results[0];
-      assert.deepEqual(kept.partnership.subscriptions.map((s: any) => [s.id, s.retired_at]), [[sub.id, t.clock.now().toISOString()]]);
+      assert.deepEqual(
+        kept.partnership.subscriptions.map((s: any) => [s.id, s.retired_at]),
+        [[sub.id, t.clock.now().toISOString()]],
+      );
       // its name is free again for a live subscription
       ok(await tq(t, admin.token, CREATE_SUBSCRIPTION, { s: { service_id: own.id, name: 'Legacy Plan' } }), 'createPartnerSubscription');
       // unassigning a retired subscription is still allowed
@@ -457,7 +493,10 @@ for (const engine of engines()) {
       // Operations manages any partner's subscriptions
       const ops = await clientWithRoles(t, '1', [ROLE_IDS.Operations]);
       const byOps = ok(await tq(t, ops.token, ASSIGN, { t: child, s: sub.id }), 'assignSubscription');
-      assert.deepEqual(byOps.partnership.subscriptions.map((s: any) => s.id), [sub.id]);
+      assert.deepEqual(
+        byOps.partnership.subscriptions.map((s: any) => s.id),
+        [sub.id],
+      );
     });
   });
 }

@@ -313,21 +313,19 @@ function queryArb(model: ModelTenant[]): fc.Arbitrary<Query> {
     fc.constantFrom(...model.map((t) => t.name)).chain(flipCase), // an exact name
     fc.string({ unit: fc.constantFrom(...NAME_CHARS.filter((c) => c !== ' ')), minLength: 1, maxLength: 4 }), // may carry % and _
     { weight: 2, arbitrary: fc.string({ unit: fc.constantFrom('a', 'B', '_', 'é', 'Ａ'), minLength: 0, maxLength: 2 }).map((s) => `%${s}%`) },
-    fc.constantFrom(...model.map((t) => t.norm)).chain((n) =>
-      fc.tuple(fc.nat(n.length), fc.nat(n.length)).map(([a, b]) => `%${n.slice(Math.min(a, b), Math.max(a, b))}%`),
-    ),
+    fc
+      .constantFrom(...model.map((t) => t.norm))
+      .chain((n) => fc.tuple(fc.nat(n.length), fc.nat(n.length)).map(([a, b]) => `%${n.slice(Math.min(a, b), Math.max(a, b))}%`)),
     anyId, // a tenant id
   );
   const time = fc.tuple(minutes(0, 200), fc.constantFrom(-1, 0, 0, 1), fc.boolean()).map(([m, ms, z]) => {
     const s = new Date(minute(m) + ms).toISOString();
     return z ? s : s.slice(0, -1);
   });
-  const range = fc
-    .tuple(fc.option(time), fc.option(time))
-    .map(([a, b]) => {
-      const [start, end] = a !== null && b !== null && Date.parse(withZone(a)) > Date.parse(withZone(b)) ? [b, a] : [a, b];
-      return { ...(start !== null ? { startTime: start } : {}), ...(end !== null ? { endTime: end } : {}) };
-    });
+  const range = fc.tuple(fc.option(time), fc.option(time)).map(([a, b]) => {
+    const [start, end] = a !== null && b !== null && Date.parse(withZone(a)) > Date.parse(withZone(b)) ? [b, a] : [a, b];
+    return { ...(start !== null ? { startTime: start } : {}), ...(end !== null ? { endTime: end } : {}) };
+  });
   const bool = fc.boolean();
   return fc
     .record(
@@ -342,7 +340,18 @@ function queryArb(model: ModelTenant[]): fc.Arbitrary<Query> {
         labelFilter: fc.record({
           label_name: fc.constantFrom('region', 'REGION', 'reg%', '%center', 'cost_center', 'cost_%', 'costxcenter', 'tier', '%', 'nope', '%x%'),
         }),
-        withPartnerSubscription: fc.constantFrom('Gold Plan', 'gold plan', 'gold_plan', 'gold_%', 'gold%plan', '%plan', 'goldxplan', 'SILVER', '%', 'nope'),
+        withPartnerSubscription: fc.constantFrom(
+          'Gold Plan',
+          'gold plan',
+          'gold_plan',
+          'gold_%',
+          'gold%plan',
+          '%plan',
+          'goldxplan',
+          'SILVER',
+          '%',
+          'nope',
+        ),
         partnership: fc.record({ parent: fc.constantFrom(...partnerIds), is_partner: bool }, { requiredKeys: [] }),
         isPartner: bool,
         createdTimeFilter: range,
@@ -391,7 +400,10 @@ for (const engine of engines()) {
       const subtreeSize = (of: ModelTenant) => model.filter((m) => m.lineage.includes(of.id)).length;
       const largest = (list: ModelTenant[]) => list.filter(active).sort((a, b) => subtreeSize(b) - subtreeSize(a) || Number(a.id) - Number(b.id))[0]!;
       const [[leaf, any]] = fc.sample(
-        fc.tuple(fc.constantFrom(...model.filter((m) => active(m) && !m.isPartner)), fc.constantFrom(...model.filter((m) => active(m) && m.id !== '1'))),
+        fc.tuple(
+          fc.constantFrom(...model.filter((m) => active(m) && !m.isPartner)),
+          fc.constantFrom(...model.filter((m) => active(m) && m.id !== '1')),
+        ),
         { seed: SEED, numRuns: 1 },
       ) as [[ModelTenant, ModelTenant]];
       const topPartner = largest(model.filter((m) => m.isPartner && m.parent === '1'));
@@ -428,10 +440,15 @@ for (const engine of engines()) {
     };
 
     it('the dataset the service holds is the one the model describes', async () => {
-      const res = await tq(t, await t.rootToken(), `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) {
-        results { id name name_normalized enabled created_at updated_at support_enabled labels { name } partnership { parent is_partner subscriptions { name } } environments { name enabled } } } }`, {
-        q: { maxResults: 500 },
-      });
+      const res = await tq(
+        t,
+        await t.rootToken(),
+        `query($q: TenantsQuery!) { tenants(tenantsQuery: $q) {
+        results { id name name_normalized enabled created_at updated_at support_enabled labels { name } partnership { parent is_partner subscriptions { name } } environments { name enabled } } } }`,
+        {
+          q: { maxResults: 500 },
+        },
+      );
       assert.equal(res.body.errors, undefined, res.text);
       const got = res.body.data.tenants.results;
       assert.equal(got.length, TENANTS + 1);
@@ -469,12 +486,24 @@ for (const engine of engines()) {
         );
       }
       // the data exercises what the property is about
-      assert.ok(model.some((m) => m.support && !supportOn(m)), 'some support access has ended');
-      assert.ok(model.some((m) => supportOn(m)), 'some support access is on');
-      assert.ok(model.some((m) => !active(m)), 'some tenant is disabled');
+      assert.ok(
+        model.some((m) => m.support && !supportOn(m)),
+        'some support access has ended',
+      );
+      assert.ok(
+        model.some((m) => supportOn(m)),
+        'some support access is on',
+      );
+      assert.ok(
+        model.some((m) => !active(m)),
+        'some tenant is disabled',
+      );
       assert.ok(new Set(model.map((m) => m.created)).size < model.length, 'some created_at ties');
       assert.ok(new Set(model.map((m) => m.norm)).size < model.length, 'some name ties');
-      assert.ok(model.some((m) => m.parent !== '1' && m.isPartner && m.parent !== null), 'a nested partner');
+      assert.ok(
+        model.some((m) => m.parent !== '1' && m.isPartner && m.parent !== null),
+        'a nested partner',
+      );
     });
 
     it('paging to the end yields exactly the model, in order, in cursor mode and in page mode', async () => {
@@ -489,7 +518,11 @@ for (const engine of engines()) {
           for (let p = 1; p <= pages + 1; p++) {
             const page = await search(caller, { ...q, pageNum: p });
             const slice = want.slice((p - 1) * k, p * k);
-            assert.deepEqual(page.results.map((r) => r.id), slice, ctx(`page ${p}`));
+            assert.deepEqual(
+              page.results.map((r) => r.id),
+              slice,
+              ctx(`page ${p}`),
+            );
             assert.equal(page.count, slice.length, ctx(`count of page ${p}`));
             assert.equal(page.hasMore, p * k < want.length, ctx(`hasMore of page ${p}`));
             assert.equal(page.totalCount, want.length, ctx(`totalCount of page ${p}`));
@@ -502,7 +535,11 @@ for (const engine of engines()) {
             assert.ok(i <= want.length, ctx('cursor walk does not end'));
             const page: Page = await search(caller, { ...q, ...(cursor !== null ? { cursorPos: cursor } : {}) });
             const slice = want.slice(i * k, (i + 1) * k);
-            assert.deepEqual(page.results.map((r) => r.id), slice, ctx(`cursor page ${i + 1}`));
+            assert.deepEqual(
+              page.results.map((r) => r.id),
+              slice,
+              ctx(`cursor page ${i + 1}`),
+            );
             assert.equal(page.count, slice.length, ctx(`count of cursor page ${i + 1}`));
             assert.equal(page.hasMore, (i + 1) * k < want.length, ctx(`hasMore of cursor page ${i + 1}`));
             if (cursor !== null) assert.equal(page.totalCount, null, ctx('totalCount in cursor mode'));

@@ -191,14 +191,14 @@ for (const engine of engines()) {
 
       it('environmentFilter {name, enabled: false}: not enabled there (never in it, or disabled in it)', async () => {
         assert.deepEqual(await ids({ environmentFilter: { name: 'echo', enabled: false } }), byId([w.B, w.a2, w.n1, w.b2]));
-        assert.deepEqual(
-          await ids({ environmentFilter: { name: 'pilot', enabled: false } }),
-          byId([w.A, w.N, w.a1, w.n1, w.b1, w.b2, w.nm, w.z2]),
-        );
+        assert.deepEqual(await ids({ environmentFilter: { name: 'pilot', enabled: false } }), byId([w.A, w.N, w.a1, w.n1, w.b1, w.b2, w.nm, w.z2]));
       });
 
       it('environmentFilter {enabled} alone: active or not active', async () => {
-        assert.deepEqual(await ids({ environmentFilter: { enabled: true } }), all.filter((id) => id !== w.b2));
+        assert.deepEqual(
+          await ids({ environmentFilter: { enabled: true } }),
+          all.filter((id) => id !== w.b2),
+        );
         assert.deepEqual(await ids({ environmentFilter: { enabled: false } }), [w.b2]);
       });
 
@@ -243,7 +243,9 @@ for (const engine of engines()) {
         assert.deepEqual(await ids({ createdTimeFilter: { startTime: '2026-11-22T10:04:00', endTime: '2026-11-22T10:06:00Z' } }), expected);
         // one millisecond inside either end drops the tenants created exactly there
         assert.deepEqual(
-          await ids({ createdTimeFilter: { startTime: new Date(at(4).getTime() + 1).toISOString(), endTime: new Date(at(6).getTime() - 1).toISOString() } }),
+          await ids({
+            createdTimeFilter: { startTime: new Date(at(4).getTime() + 1).toISOString(), endTime: new Date(at(6).getTime() - 1).toISOString() },
+          }),
           [w.n1],
         );
         // start equal to end
@@ -269,7 +271,10 @@ for (const engine of engines()) {
 
       it('withSupport: support access on, or off', async () => {
         assert.deepEqual(await ids({ withSupport: true }), byId([w.a2, w.b1]));
-        assert.deepEqual(await ids({ withSupport: false }), all.filter((id) => id !== w.a2 && id !== w.b1));
+        assert.deepEqual(
+          await ids({ withSupport: false }),
+          all.filter((id) => id !== w.a2 && id !== w.b1),
+        );
         const page = await search({ withSupport: true });
         assert.ok(page.results.every((r) => r.support_enabled));
       });
@@ -306,10 +311,14 @@ for (const engine of engines()) {
       });
 
       it('created range, isPartner and Name order', async () => {
-        assert.deepEqual(
-          await ids({ createdTimeFilter: { startTime: iso(4) }, isPartner: false, orderBy: 'Name', orderDir: 'desc' }),
-          [w.b2, w.n1, w.b1, w.a2, w.a1, w.nm],
-        );
+        assert.deepEqual(await ids({ createdTimeFilter: { startTime: iso(4) }, isPartner: false, orderBy: 'Name', orderDir: 'desc' }), [
+          w.b2,
+          w.n1,
+          w.b1,
+          w.a2,
+          w.a1,
+          w.nm,
+        ]);
       });
 
       it('every filter at once', async () => {
@@ -346,7 +355,10 @@ for (const engine of engines()) {
       });
 
       it('Id orders numerically, not as text', async () => {
-        assert.ok(all.some((id) => id.length > 1), 'the data has ids of more than one digit');
+        assert.ok(
+          all.some((id) => id.length > 1),
+          'the data has ids of more than one digit',
+        );
         assert.deepEqual(all, byId(all));
       });
 
@@ -367,7 +379,19 @@ for (const engine of engines()) {
       it('Name orders by name_normalized', async () => {
         const page = await search({ orderBy: 'Name', maxResults: 100 });
         const names = page.results.map((r) => r.name_normalized);
-        assert.deepEqual(names, [w.a1, 'acme nested', 'acme partners', 'acme_one', 'acmexone', 'beta', 'globex reseller', 'vendor', 'zeta corp', 'zeta corp', 'ölfabrik']);
+        assert.deepEqual(names, [
+          w.a1,
+          'acme nested',
+          'acme partners',
+          'acme_one',
+          'acmexone',
+          'beta',
+          'globex reseller',
+          'vendor',
+          'zeta corp',
+          'zeta corp',
+          'ölfabrik',
+        ]);
         assert.equal(page.results.find((r) => r.id === w.a2)!.name, 'AcmeXone');
       });
     });
@@ -379,9 +403,18 @@ for (const engine of engines()) {
         const p2 = await search({ ...q, pageNum: 2 });
         const p3 = await search({ ...q, pageNum: 3 });
         const p4 = await search({ ...q, pageNum: 4 });
-        assert.deepEqual(p1.results.map((r) => r.id), [w.nm, w.N, w.A, w.a1]);
-        assert.deepEqual(p2.results.map((r) => r.id), [w.a2, w.b1, w.B, '1']);
-        assert.deepEqual(p3.results.map((r) => r.id), [w.n1, w.z2, w.b2]);
+        assert.deepEqual(
+          p1.results.map((r) => r.id),
+          [w.nm, w.N, w.A, w.a1],
+        );
+        assert.deepEqual(
+          p2.results.map((r) => r.id),
+          [w.a2, w.b1, w.B, '1'],
+        );
+        assert.deepEqual(
+          p3.results.map((r) => r.id),
+          [w.n1, w.z2, w.b2],
+        );
         assert.deepEqual(
           [p1, p2, p3, p4].map((p) => [p.count, p.hasMore, p.totalCount]),
           [
@@ -398,15 +431,24 @@ for (const engine of engines()) {
 
       it('without pageNum or cursorPos: the first page of a cursor walk, with no totalCount', async () => {
         const first = ok(await tq(t, await root(), SEARCH, { q: { orderBy: 'CreatedAt', maxResults: 3 } })).tenants as Page;
-        assert.deepEqual(first.results.map((r) => r.id), ['1', w.z2, w.A]);
+        assert.deepEqual(
+          first.results.map((r) => r.id),
+          ['1', w.z2, w.A],
+        );
         assert.deepEqual([first.count, first.hasMore, first.totalCount], [3, true, null]);
         const paged = await search({ orderBy: 'CreatedAt', maxResults: 3, pageNum: 1 });
-        assert.deepEqual(paged.results.map((r) => r.id), ['1', w.z2, w.A]);
+        assert.deepEqual(
+          paged.results.map((r) => r.id),
+          ['1', w.z2, w.A],
+        );
         assert.equal(paged.totalCount, 11);
         // and its cursor continues the walk
         const next = await search({ orderBy: 'CreatedAt', maxResults: 3, cursorPos: first.cursorPos });
         assert.equal(next.count, 3);
-        assert.equal(next.results.some((r) => ['1', w.z2, w.A].includes(r.id)), false);
+        assert.equal(
+          next.results.some((r) => ['1', w.z2, w.A].includes(r.id)),
+          false,
+        );
       });
 
       it('hasMore is exact: false when the page ends exactly at the last match', async () => {
@@ -432,7 +474,10 @@ for (const engine of engines()) {
         const p1 = await search({ ...q, pageNum: 1 });
         const p2 = await search({ ...q, pageNum: 2 });
         const next = await search({ ...q, cursorPos: p1.cursorPos });
-        assert.deepEqual(next.results.map((r) => r.id), p2.results.map((r) => r.id));
+        assert.deepEqual(
+          next.results.map((r) => r.id),
+          p2.results.map((r) => r.id),
+        );
         assert.equal(next.totalCount, null);
       });
     });
@@ -459,7 +504,15 @@ for (const engine of engines()) {
             if (!p.hasMore) break;
           }
           assert.deepEqual(seen, everything);
-          assert.deepEqual(pages.map((p) => [p.count, p.hasMore]), [[3, true], [3, true], [3, true], [2, false]]);
+          assert.deepEqual(
+            pages.map((p) => [p.count, p.hasMore]),
+            [
+              [3, true],
+              [3, true],
+              [3, true],
+              [2, false],
+            ],
+          );
           // past the end: an empty page that hands back the cursor it was given
           const empty = await search({ orderBy, orderDir, maxResults: 3, cursorPos: cursor });
           assert.deepEqual([empty.results, empty.count, empty.hasMore, empty.totalCount, empty.cursorPos], [[], 0, false, null, cursor]);
@@ -470,7 +523,10 @@ for (const engine of engines()) {
         const p1 = await search({ forHierarchies: [w.B], maxResults: 3 }); // B, b1, b2, nm, z2
         assert.deepEqual([p1.count, p1.hasMore], [3, true]);
         const p2 = await search({ forHierarchies: [w.B], maxResults: 2, cursorPos: p1.cursorPos });
-        assert.deepEqual(p2.results.map((r) => r.id), [w.nm, w.z2]);
+        assert.deepEqual(
+          p2.results.map((r) => r.id),
+          [w.nm, w.z2],
+        );
         assert.deepEqual([p2.count, p2.hasMore], [2, false]);
       });
 
@@ -478,13 +534,20 @@ for (const engine of engines()) {
         const q = { orderBy: 'Name', maxResults: 4 };
         const p1 = await search(q);
         const withBoth = await search({ ...q, cursorPos: p1.cursorPos, pageNum: 3 });
-        assert.deepEqual(withBoth.results.map((r) => r.id), [w.a2, w.b1, w.B, '1'], 'the page after the cursor, not page 3');
+        assert.deepEqual(
+          withBoth.results.map((r) => r.id),
+          [w.a2, w.b1, w.B, '1'],
+          'the page after the cursor, not page 3',
+        );
         assert.equal(withBoth.totalCount, null);
       });
 
       it('an empty cursorPos is no cursor (page mode)', async () => {
         const p = await search({ maxResults: 2, cursorPos: '', pageNum: 1 });
-        assert.deepEqual(p.results.map((r) => r.id), all.slice(0, 2));
+        assert.deepEqual(
+          p.results.map((r) => r.id),
+          all.slice(0, 2),
+        );
         assert.equal(p.totalCount, 11);
       });
     });
@@ -493,7 +556,10 @@ for (const engine of engines()) {
       it('defaults to 10', async () => {
         const p = await search({});
         assert.deepEqual([p.count, p.hasMore, p.totalCount], [10, true, 11]);
-        assert.deepEqual(p.results.map((r) => r.id), all.slice(0, 10));
+        assert.deepEqual(
+          p.results.map((r) => r.id),
+          all.slice(0, 10),
+        );
         // the argument itself defaults to {maxResults: 10}
         const res = ok(await tq(t, await root(), `{ tenants { count hasMore totalCount results { id } } }`)).tenants;
         assert.deepEqual([res.count, res.hasMore, res.totalCount], [10, true, null]);
@@ -522,7 +588,10 @@ for (const engine of engines()) {
         assert.deepEqual([last.count, last.hasMore, last.totalCount], [1, false, 5]);
         // cursor mode ends at the subtree's end too
         const c = await search({ maxResults: 4, cursorPos: p.cursorPos }, admin.token);
-        assert.deepEqual(c.results.map((r) => r.id), subtree.slice(2));
+        assert.deepEqual(
+          c.results.map((r) => r.id),
+          subtree.slice(2),
+        );
         assert.equal(c.hasMore, false);
       });
 
@@ -598,7 +667,12 @@ for (const engine of engines()) {
       });
 
       it('a garbage cursor', async () => {
-        for (const cursorPos of ['garbage', Buffer.from('["c1","Id","asc","x","1"]').toString('base64url'), Buffer.from('{}').toString('base64url'), '%%%']) {
+        for (const cursorPos of [
+          'garbage',
+          Buffer.from('["c1","Id","asc","x","1"]').toString('base64url'),
+          Buffer.from('{}').toString('base64url'),
+          '%%%',
+        ]) {
           await rejects({ cursorPos }, /cursorPos is not a cursor this service issued/);
         }
       });
@@ -626,10 +700,15 @@ for (const engine of engines()) {
       const partner = await createTenant(t, '1', { isPartner: true, name: 'Timebox Partner' });
       const boxed = await createTenant(t, partner, { name: 'boxed' });
       const open = await createTenant(t, partner, { name: 'open', supportEnabled: true });
-      const enable = await tq(t, root, `mutation($id: ID!, $until: Time) { enableTenantSupport(tenantID: $id, until: $until) { id support_enabled } }`, {
-        id: boxed,
-        until: new Date(t.clock.now().getTime() + 30 * 60_000).toISOString(),
-      });
+      const enable = await tq(
+        t,
+        root,
+        `mutation($id: ID!, $until: Time) { enableTenantSupport(tenantID: $id, until: $until) { id support_enabled } }`,
+        {
+          id: boxed,
+          until: new Date(t.clock.now().getTime() + 30 * 60_000).toISOString(),
+        },
+      );
       assert.equal(ok(enable).enableTenantSupport.support_enabled, true);
       const support = await clientWithRoles(t, '1', [ROLE_IDS.Support]);
       const find = async (q: Record<string, unknown>, token = root) =>

@@ -163,7 +163,7 @@ for (const engine of engines()) {
       assert.equal(ctx.body.errors[0].extensions.code, 'FORBIDDEN');
     });
 
-    it("lets only Administrators of the tenant or of its partners toggle support; vendor staff and Analysts get FORBIDDEN", async () => {
+    it('lets only Administrators of the tenant or of its partners toggle support; vendor staff and Analysts get FORBIDDEN', async () => {
       const id = await createTenant(t, partner);
       const ops = await clientWithRoles(t, '1', [ROLE_IDS.Operations]);
       const support = await clientWithRoles(t, '1', [ROLE_IDS.Support]);
@@ -255,7 +255,12 @@ for (const engine of engines()) {
 
       const row = await t.db.kysely.selectFrom('tenants').select(['enabled', 'updated_at']).where('id', '=', expired).executeTakeFirstOrThrow();
       assert.deepEqual(row, { enabled: false, updated_at: now });
-      const envs = await t.db.kysely.selectFrom('tenant_environments').select(['name', 'enabled', 'updated_at']).where('tenant_id', '=', expired).orderBy('name').execute();
+      const envs = await t.db.kysely
+        .selectFrom('tenant_environments')
+        .select(['name', 'enabled', 'updated_at'])
+        .where('tenant_id', '=', expired)
+        .orderBy('name')
+        .execute();
       assert.deepEqual(envs, [
         { name: 'delta', enabled: false, updated_at: now },
         { name: 'echo', enabled: false, updated_at: now },
@@ -270,10 +275,17 @@ for (const engine of engines()) {
       assert.deepEqual(await Promise.all(untouched.map((id) => tenantSnapshot(t, id))), before);
 
       // what a user notices: the tenant reads as disabled, and its clients get no tokens
-      const read = await tq(t, root, `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { enabled enabled_in_production enabled_in_pilot updated_at } } }`, {
-        id: expired,
-      });
-      assert.deepEqual(read.body.data.tenants.results, [{ enabled: false, enabled_in_production: false, enabled_in_pilot: false, updated_at: iso(now) }]);
+      const read = await tq(
+        t,
+        root,
+        `query($id: ID!) { tenants(tenantsQuery: {ids: [$id]}) { results { enabled enabled_in_production enabled_in_pilot updated_at } } }`,
+        {
+          id: expired,
+        },
+      );
+      assert.deepEqual(read.body.data.tenants.results, [
+        { enabled: false, enabled_in_production: false, enabled_in_pilot: false, updated_at: iso(now) },
+      ]);
       assert.equal((await t.tokenResponse(client.clientId, client.secret)).status, 401);
       assert.equal((await t.gql(client.token, `{ clients { id } }`)).status, 401);
 
@@ -289,10 +301,7 @@ for (const engine of engines()) {
     it('of two concurrent runs, each tenant is disabled exactly once', async () => {
       const ids: string[] = [];
       for (let i = 0; i < 8; i++) ids.push(await expiredTenant(t, 61 + i));
-      const [a, b] = await Promise.all([
-        disableExpiredTenants(t.service.store, t.clock, 60),
-        disableExpiredTenants(t.service.store, t.clock, 60),
-      ]);
+      const [a, b] = await Promise.all([disableExpiredTenants(t.service.store, t.clock, 60), disableExpiredTenants(t.service.store, t.clock, 60)]);
       assert.deepEqual([...a, ...b].sort(), [...ids].sort());
       const audits = await expiryAudits(t, ids);
       assert.deepEqual(audits.map((r) => r.tenant_id).sort(), [...ids].sort());

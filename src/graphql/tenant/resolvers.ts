@@ -36,8 +36,7 @@ export const tenantResolvers: Resolvers = {
     createService: (_: unknown, args: Args, ctx: Ctx) => ctx.services.subscriptions.createService(ctx.caller, args.service_input),
     createPartnerSubscription: (_: unknown, args: Args, ctx: Ctx) =>
       ctx.services.subscriptions.createSubscription(ctx.caller, args.subscription_input),
-    retirePartnerSubscription: (_: unknown, args: Args, ctx: Ctx) =>
-      ctx.services.subscriptions.retireSubscription(ctx.caller, args.subscription_id),
+    retirePartnerSubscription: (_: unknown, args: Args, ctx: Ctx) => ctx.services.subscriptions.retireSubscription(ctx.caller, args.subscription_id),
   },
   Tenant: {
     ...renamed<Tenant>({

@@ -20,7 +20,7 @@ export async function clientCredentialsGrant(
 ): Promise<TokenResponse> {
   // Tokens carry the client's roles, not scopes: a requested scope cannot be honoured.
   if (params.scope !== undefined && params.scope.trim() !== '') {
-    throw new OAuthError('invalid_scope', 'this server issues tokens that carry the client\'s roles; omit scope');
+    throw new OAuthError('invalid_scope', "this server issues tokens that carry the client's roles; omit scope");
   }
   for (const key of ['resource', 'audience'] as const) {
     const value = params[key];

@@ -74,7 +74,9 @@ export const tenantInterface: Migration = {
         updated_at timestamptz not null,
         retired_at timestamptz
       )`.execute(db);
-    await sql`create unique index partner_subscriptions_live_name_uq on partner_subscriptions (partner_tenant_id, name_normalized) where retired_at is null`.execute(db);
+    await sql`create unique index partner_subscriptions_live_name_uq on partner_subscriptions (partner_tenant_id, name_normalized) where retired_at is null`.execute(
+      db,
+    );
     await sql`create index partner_subscriptions_name_idx on partner_subscriptions (name_normalized)`.execute(db);
 
     await sql`
