@@ -6,22 +6,21 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { jsonErrorHandler } from './http/error-handler.js';
-import { createMetrics } from './http/metrics.js';
+import type { DatabaseHealth } from './http/health.js';
+import type { Metrics } from './observability/metrics.js';
 import { registerRoutes } from './http/routes.js';
 import './http/types.js';
 import type { Services } from './services.js';
-import type { Db } from './store/db.js';
-import type { Store } from './store/index.js';
 import type { VersionInfo } from './version.js';
 
 export interface AppDeps {
   config: Config;
-  db: Db;
-  store: Store;
+  database: DatabaseHealth;
   clock: Clock;
   services: Services;
   logger: Logger;
   version: VersionInfo;
+  metrics: Metrics;
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -51,6 +50,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
   );
 
-  await registerRoutes(app, { ...deps, metrics: createMetrics() });
+  await registerRoutes(app, deps);
   return app;
 }

@@ -7,7 +7,9 @@ import { bootstrap, type BootstrapResult } from './bootstrap/bootstrap.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { LastUsedBuffer } from './credentials/last-used.js';
-import { SealedBox, resolveEncryptionKey } from './crypto/sealed-box.js';
+import { SealedBox, resolveEncryptionKeys } from './crypto/sealed-box.js';
+import { buildMetricsApp } from './http/metrics.js';
+import { createMetrics } from './observability/metrics.js';
 import { KeyRing } from './keys/key-ring.js';
 import { createServices, type Services } from './services.js';
 import type { Db } from './store/db.js';
@@ -17,13 +19,16 @@ import { disableExpiredTenants, scheduleExpiry } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
 
 export interface Service {
+  /** the public listener's app */
   app: FastifyInstance;
+  /** the /metrics listener's app, when GATEHOUSE_METRICS_PORT is set */
+  metricsApp: FastifyInstance | undefined;
   store: Store;
   services: Services;
   lastUsed: LastUsedBuffer;
   /** secrets generated at first start (undefined on later starts) */
   bootstrapped: BootstrapResult | undefined;
-  /** stops the app, writes buffered last-used times, closes the database */
+  /** stops the apps, writes buffered last-used times, closes the database */
   close(): Promise<void>;
 }
 
@@ -43,12 +48,15 @@ export async function createService(opts: {
   if (opts.migrate !== false) await migrateToLatest(db.kysely);
   const store = createStore(db.kysely, clock);
   const bootstrapped = await bootstrap(store, config, clock);
-  const keys = await KeyRing.open(store, new SealedBox(resolveEncryptionKey(config.encryptionKey, config.dataDir)), clock);
+  const keys = await KeyRing.open(store, new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine)), clock);
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
+  const services = createServices({ config, store, clock, keys, lastUsed });
+  const metrics = createMetrics();
+  const app = await buildApp({ config, database: db, clock, services, logger, version: loadVersionInfo(), metrics });
+  const metricsApp = config.metricsPort === undefined ? undefined : await buildMetricsApp(metrics, logger);
+  // timers start last: a failure above leaves nothing running behind it
   const flushMs = opts.flushIntervalMs === undefined ? config.lastUsedFlushSeconds * 1000 : opts.flushIntervalMs;
   if (flushMs !== null) lastUsed.start(flushMs);
-  const services = createServices({ config, store, clock, keys, lastUsed });
-  const app = await buildApp({ config, db, store, clock, services, logger, version: loadVersionInfo() });
   const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
   const stopExpiry =
     expiryMs === null
@@ -65,6 +73,7 @@ export async function createService(opts: {
   let closing: Promise<void> | undefined;
   return {
     app,
+    metricsApp,
     store,
     services,
     lastUsed,
@@ -72,6 +81,7 @@ export async function createService(opts: {
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await metricsApp?.close();
         await stopExpiry();
         await lastUsed.stop();
         await db.close();

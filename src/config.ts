@@ -1,5 +1,6 @@
 // Configuration: read once from the environment (a command-line flag of the same name may
 // override), validated in one place. Every problem is reported at once, one line per variable.
+import { nameProblem, TEXT_LIMITS } from './text.js';
 
 export const REGIONS = ['us1', 'us2', 'us3', 'eu1', 'eu2'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -37,10 +38,10 @@ export interface Config {
     adminEmail: string | undefined;
     adminPassword: string | undefined;
   };
-  /** 32-byte key that encrypts secrets the service must be able to read back (signing keys);
-   *  undefined means a key file in dataDir */
-  encryptionKey: Buffer | undefined;
-  /** whether the GraphQL interfaces answer introspection queries */
+  /** 32-byte keys that seal secrets the service must read back (signing keys): the first seals,
+   *  every one unseals (rotation); empty means a key file in dataDir (PGlite only) */
+  encryptionKeys: Buffer[];
+  /** introspection (and "did you mean" hints) for authenticated callers; on unless turned off */
   graphqlIntrospection: boolean;
   /** seconds between flushes of buffered last-used times to the database */
   lastUsedFlushSeconds: number;
@@ -48,6 +49,8 @@ export interface Config {
   expiryCheckSeconds: number;
   /** which proxies' X-Forwarded-For to believe for the client address (Fastify trustProxy) */
   trustProxy: boolean | number | string[];
+  /** port of the separate /metrics listener (on host); undefined: /metrics is not served */
+  metricsPort: number | undefined;
   /** pino level */
   logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -107,10 +110,12 @@ export const KNOWN_VARIABLES = [
   'GATEHOUSE_LAST_USED_FLUSH_SECONDS',
   'GATEHOUSE_EXPIRY_CHECK_SECONDS',
   'GATEHOUSE_TRUST_PROXY',
+  'GATEHOUSE_METRICS_PORT',
   'LOG_LEVEL',
 ] as const;
 
-export function loadConfig(env: Source = process.env, overrides: Source = {}): Config {
+/** `serving`: validate for `gatehouse serve`, which needs more than `gatehouse migrate`. */
+export function loadConfig(env: Source = process.env, overrides: Source = {}, opts: { serving?: boolean } = {}): Config {
   const src: Source = { ...env, ...overrides };
   const problems: string[] = [];
   const get = (name: string): string | undefined => {
@@ -138,17 +143,24 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
     const raw = get(name);
     if (raw === undefined) return fallback;
     try {
+      if (raw.length > TEXT_LIMITS.url) throw new Error('length');
       const u = new URL(raw);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
       if (u.search || u.hash) throw new Error('query');
       return raw.replace(/\/+$/, '');
     } catch {
-      problems.push(`${name}: must be an http(s) URL without query or fragment, got "${raw}"`);
+      problems.push(`${name}: must be an http(s) URL of at most ${TEXT_LIMITS.url} characters without query or fragment, got "${raw.slice(0, 100)}"`);
       return fallback;
     }
   };
 
+  const before = problems.length;
   const port = int('PORT', 8080, 0, 65535);
+  const portValid = problems.length === before;
+  const metricsPort = get('GATEHOUSE_METRICS_PORT') === undefined ? undefined : int('GATEHOUSE_METRICS_PORT', 0, 1, 65535);
+  if (portValid && metricsPort === port) {
+    problems.push(`GATEHOUSE_METRICS_PORT: must differ from PORT (both are ${port}); /metrics has a listener of its own`);
+  }
   const host = get('HOST') ?? '127.0.0.1';
   const databaseUrl = get('DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -161,12 +173,15 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
   const baseUrl = url('GATEHOUSE_BASE_URL', `http://${urlHost}:${port}`);
   const tenantsUrl = url('GATEHOUSE_TENANTS_URL', baseUrl);
 
-  let encryptionKey: Buffer | undefined;
-  const keyRaw = get('GATEHOUSE_ENCRYPTION_KEY');
-  if (keyRaw !== undefined) {
-    const decoded = /^[0-9a-f]{64}$/i.test(keyRaw) ? Buffer.from(keyRaw, 'hex') : Buffer.from(keyRaw, 'base64');
-    if (decoded.length !== 32) problems.push('GATEHOUSE_ENCRYPTION_KEY: must be 32 bytes, as 64 hex digits or base64');
-    else encryptionKey = decoded;
+  const encryptionKeys = encryptionKeyList(get('GATEHOUSE_ENCRYPTION_KEY'), problems);
+  // Processes sharing a PostgreSQL must seal alike; a key file on one machine's disk cannot be
+  // shared, and a second process would start and then fail on the first sealed value it reads.
+  // Only serving seals or unseals: migrate needs no key.
+  if (opts.serving && databaseUrl !== undefined && get('GATEHOUSE_ENCRYPTION_KEY') === undefined) {
+    problems.push(
+      'GATEHOUSE_ENCRYPTION_KEY: required when DATABASE_URL is set (every process of one database must use the same key); ' +
+        `make one with: ${MAKE_KEY}, and set it on every process`,
+    );
   }
 
   const logLevelRaw = get('LOG_LEVEL') ?? 'info';
@@ -188,9 +203,12 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
   if ((bootstrap.clientId === undefined) !== (bootstrap.clientSecret === undefined)) {
     problems.push('GATEHOUSE_BOOTSTRAP_CLIENT_ID and GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: set both or neither');
   }
-  if (bootstrap.adminEmail !== undefined && !/^[^\s@]+@[^\s@]+$/.test(bootstrap.adminEmail)) {
-    problems.push('GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: must be an e-mail address');
+  if (bootstrap.adminEmail !== undefined && (!/^[^\s@]+@[^\s@]+$/.test(bootstrap.adminEmail) || bootstrap.adminEmail.length > TEXT_LIMITS.email)) {
+    problems.push(`GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: must be an e-mail address of at most ${TEXT_LIMITS.email} characters`);
   }
+  const vendorName = get('GATEHOUSE_VENDOR_NAME') ?? 'Vendor';
+  const vendorNameProblem = nameProblem(vendorName);
+  if (vendorNameProblem) problems.push(`GATEHOUSE_VENDOR_NAME: ${vendorNameProblem} (it names tenant 1; see docs/text-rules.md)`);
   if (bootstrap.adminPassword !== undefined && bootstrap.adminPassword.length < 12) {
     problems.push('GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: must be at least 12 characters');
   }
@@ -215,15 +233,45 @@ export function loadConfig(env: Source = process.env, overrides: Source = {}): C
     clientCreateLimit: int('GATEHOUSE_CLIENT_CREATE_LIMIT', 10, 1, 1_000_000),
     expiryGraceDays: int('GATEHOUSE_EXPIRY_GRACE_DAYS', 60, 0, 3650),
     ssoAllowPrivateUrls: bool('GATEHOUSE_SSO_ALLOW_PRIVATE_URLS', false),
-    vendorName: get('GATEHOUSE_VENDOR_NAME') ?? 'Vendor',
+    vendorName,
     bootstrap,
-    encryptionKey,
-    graphqlIntrospection: bool('GATEHOUSE_GRAPHQL_INTROSPECTION', false),
+    encryptionKeys,
+    graphqlIntrospection: bool('GATEHOUSE_GRAPHQL_INTROSPECTION', true),
     lastUsedFlushSeconds: int('GATEHOUSE_LAST_USED_FLUSH_SECONDS', 30, 1, 3600),
     expiryCheckSeconds: int('GATEHOUSE_EXPIRY_CHECK_SECONDS', 600, 10, 86400),
     trustProxy,
+    metricsPort,
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const MAKE_KEY = 'openssl rand -hex 32';
+
+/** GATEHOUSE_ENCRYPTION_KEY: one key, or a comma-separated list (the first seals, all unseal). */
+function encryptionKeyList(raw: string | undefined, problems: string[]): Buffer[] {
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((e) => e.trim());
+  const keys: { key: Buffer; position: number }[] = [];
+  const issues: string[] = [];
+  // a problem names a key by its position only: the value is a secret
+  const which = (i: number) => (entries.length === 1 ? 'the key' : `key ${i + 1} of ${entries.length}`);
+  for (const [i, entry] of entries.entries()) {
+    const decoded = /^[0-9a-f]{64}$/i.test(entry)
+      ? Buffer.from(entry, 'hex')
+      : /^[A-Za-z0-9+/_-]+={0,2}$/.test(entry)
+        ? Buffer.from(entry, 'base64')
+        : Buffer.alloc(0);
+    const same = keys.find((k) => k.key.equals(decoded));
+    if (entry === '') issues.push(`${which(i)} is empty`);
+    else if (decoded.length !== 32) issues.push(`${which(i)} is not 32 bytes as 64 hex digits or base64`);
+    else if (same) issues.push(`${which(i)} repeats key ${same.position + 1}`);
+    else keys.push({ key: decoded, position: i });
+  }
+  if (issues.length > 0) {
+    problems.push(`GATEHOUSE_ENCRYPTION_KEY: ${issues.join('; ')} (make a key with: ${MAKE_KEY})`);
+    return [];
+  }
+  return keys.map((k) => k.key);
 }

@@ -33,3 +33,21 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RESTRICTED: 403,
   INTERNAL: 500,
 };
+
+/**
+ * A write met a row that already holds the same unique key. The persister raises it (whatever
+ * the engine's error looked like) and names the rule by its domain name, never by an index; each
+ * use case turns it into the CONFLICT (or BAD_USER_INPUT) its callers should read.
+ */
+export class DuplicateKeyError extends Error {
+  constructor(
+    readonly key: UniqueKey,
+    options?: { cause?: unknown },
+  ) {
+    super(`duplicate ${key}`, options);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+/** The unique rules a use case may meet: `<object>.<what is unique>`. */
+export type UniqueKey = 'client.name' | 'client.clientId' | 'label.name' | 'service.name' | 'subscription.name' | 'user.email';

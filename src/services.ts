@@ -1,17 +1,20 @@
-// The use cases, wired once per app to the store, clock and settings.
+// The use cases, wired once per app to the storage, clock and settings. The storage is whatever
+// implements every capability's store interfaces (the persister in src/store, in production and
+// in the tests alike); this file names only those interfaces.
 import { BearerAuthenticator } from './access/authenticate.js';
 import type { Caller } from './access/principal.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { LastUsedRecorder } from './credentials/last-used.js';
-import { CredentialService } from './credentials/service.js';
+import { CredentialService, type CredentialStores } from './credentials/service.js';
 import type { KeyRing } from './keys/key-ring.js';
-import { LabelService } from './labels/service.js';
+import { LabelService, type LabelStores } from './labels/service.js';
 import { AccessTokens } from './oauth/access-token.js';
-import type { Store } from './store/index.js';
-import { SubscriptionService } from './subscriptions/service.js';
-import { createTenantLoaders, type TenantLoaders } from './tenants/loaders.js';
-import { TenantService } from './tenants/service.js';
+import type { PrincipalStore } from './access/store.js';
+import type { Transactional } from './transaction.js';
+import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
+import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
+import { TenantService, type TenantStores } from './tenants/service.js';
 
 export interface Services {
   clock: Clock;
@@ -26,7 +29,12 @@ export interface Services {
   loaders(caller: Caller): TenantLoaders;
 }
 
-export function createServices(deps: { config: Config; store: Store; clock: Clock; keys: KeyRing; lastUsed: LastUsedRecorder }): Services {
+/** Every store the use cases need, with one transaction over all of them. */
+export type ServiceStores = Transactional<
+  CredentialStores & TenantStores & LabelStores & SubscriptionStores & TenantLoaderStores & { principals: PrincipalStore }
+>;
+
+export function createServices(deps: { config: Config; store: ServiceStores; clock: Clock; keys: KeyRing; lastUsed: LastUsedRecorder }): Services {
   const { config, store, clock, keys, lastUsed } = deps;
   const tokens = new AccessTokens(
     keys,

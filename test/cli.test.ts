@@ -1,214 +1,39 @@
 // The real executable (node bin/gatehouse.js, compiled dist/) as an operator runs it: first start
 // prints the bootstrap credentials once and they work over real HTTP; SIGTERM stops it cleanly;
-// the data folder is locked against a second process, a stale lock is taken over; migrate, --help,
+// the data folder is locked against a second process (a lease: see test/cli/data-dir-lock.test.ts
+// for the rest), a lock left by a killed process lapses and is taken over; migrate, --help,
 // invalid configuration and flags. With TEST_DATABASE_URL: the same on PostgreSQL, several
 // processes on one fresh database.
 import assert from 'node:assert/strict';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { KNOWN_VARIABLES } from '../src/config.js';
+import {
+  ENCRYPTION_KEY,
+  FAIL_FAST_MS,
+  FIRST_START_MS,
+  PATIENCE_MS,
+  ensureBuilt,
+  exitOf,
+  freePort,
+  gatehouse,
+  get,
+  killAll,
+  listClients,
+  oneLine,
+  parseCredentials,
+  readLock,
+  requestToken,
+  stop,
+  waitFor,
+  waitHealthy,
+  type Credentials,
+} from './helpers/cli.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = join(root, 'bin', 'gatehouse.js');
-const TOKEN_PATH = '/auth/api/v2/auth/token';
-const ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
-
-// ---------------------------------------------------------------------------------------------
-// helpers
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const st = statSync(path);
-    newest = Math.max(newest, st.isDirectory() ? newestMtime(path) : st.mtimeMs);
-  }
-  return newest;
-}
-
-/** `npm test` builds dist/ first (pretest); a lone run of this file builds it when it is missing or older than src/. */
-function ensureBuilt(): void {
-  const info = join(root, 'dist', 'build-info.json');
-  if (existsSync(join(root, 'dist', 'cli', 'main.js')) && existsSync(info) && statSync(info).mtimeMs >= newestMtime(join(root, 'src'))) return;
-  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-async function waitFor<T>(what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-interface Proc {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  /** resolves with the exit code (null when killed by a signal) and signal */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running(): boolean;
-}
-
-const started: Proc[] = [];
-
-/** The environment of a clean shell: nothing Gatehouse-specific inherited from the test runner. */
-function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if ((KNOWN_VARIABLES as readonly string[]).includes(k) || k.startsWith('GATEHOUSE_') || k.startsWith('NODE_TEST') || k === 'TEST_DATABASE_URL') {
-      continue;
-    }
-    env[k] = v;
-  }
-  return { ...env, LOG_LEVEL: 'info', ...vars };
-}
-
-function gatehouse(args: string[], vars: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: cleanEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let done = false;
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    }),
-  );
-  const proc = { child, stdout: () => out, stderr: () => err, exited, running: () => !done };
-  started.push(proc);
-  return proc;
-}
-
-// Bounds the operator is promised, asserted on the measured time. Waits themselves use longer
-// deadlines, so that on a loaded machine a slow step fails its own assertion and the later steps
-// still run.
-const FIRST_START_MS = 10_000;
-const STOP_MS = 10_000;
-const FAIL_FAST_MS = 5_000;
-const PATIENCE_MS = 60_000;
-
-/** Waits for the process to exit, failing the test (and killing it) if it does not in time. */
-async function exitOf(p: Proc, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
-  const t0 = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      p.child.kill('SIGKILL');
-      reject(new Error(`process did not exit within ${timeoutMs} ms\nstdout:\n${p.stdout()}\nstderr:\n${p.stderr()}`));
-    }, timeoutMs);
-  });
-  try {
-    const r = await Promise.race([p.exited, timeout]);
-    return { ...r, ms: Date.now() - t0 };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-interface Credentials {
-  clientId: string;
-  clientSecret: string;
-  adminEmail: string;
-  adminPassword: string;
-}
-
-function parseCredentials(stdout: string): Credentials | undefined {
-  const field = (label: string) => new RegExp(`^\\s*${label}:\\s+(\\S+)\\s*$`, 'm').exec(stdout)?.[1];
-  const clientId = field('client_id');
-  const clientSecret = field('client_secret');
-  const adminEmail = field('admin e-mail');
-  const adminPassword = field('admin password');
-  if (!clientId || !clientSecret || !adminEmail || !adminPassword) return undefined;
-  return { clientId, clientSecret, adminEmail, adminPassword };
-}
-
-async function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any } | undefined> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(2000) });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      /* text */
-    }
-    return { status: res.status, body };
-  } catch {
-    return undefined; // not listening (yet)
-  }
-}
-
-/** Waits until the process answers /healthz; fails early if it exits first. */
-async function waitHealthy(p: Proc, port: number, timeoutMs = PATIENCE_MS): Promise<void> {
-  await waitFor(`/healthz on port ${port}`, timeoutMs, async () => {
-    if (!p.running()) throw new Error(`process exited before it served\nstdout:\n${p.stdout()}\nstderr:\n${p.stderr()}`);
-    const res = await get(port, '/healthz');
-    return res?.status === 200 ? true : undefined;
-  });
-}
-
-async function requestToken(port: number, clientId: string, secret: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}${TOKEN_PATH}`, {
-    method: 'POST',
-    headers: {
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64'),
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials',
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-async function listClients(port: number, token: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: '{ clients { client_id tenant_id roles } }' }),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-/** SIGTERM, then expect a clean exit (code 0) within a few seconds. */
-async function stop(p: Proc): Promise<void> {
-  p.child.kill('SIGTERM');
-  const r = await exitOf(p, PATIENCE_MS);
-  assert.equal(r.signal, null, `exited by signal ${r.signal}`);
-  assert.equal(r.code, 0, `exit code after SIGTERM\nstderr:\n${p.stderr()}`);
-  assert.ok(r.ms <= STOP_MS, `SIGTERM to exit took ${r.ms} ms (at most ${STOP_MS})`);
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+const LOCK_STALE_MS = 15_000;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -219,12 +44,7 @@ describe('gatehouse executable', () => {
     tmp = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
   });
   after(async () => {
-    for (const p of started) {
-      if (p.running()) {
-        p.child.kill('SIGKILL');
-        await p.exited;
-      }
-    }
+    await killAll();
     rmSync(tmp, { recursive: true, force: true });
   });
 
@@ -269,6 +89,7 @@ describe('gatehouse executable', () => {
   describe('serve on the embedded database', () => {
     let dataDir: string;
     let creds: Credentials;
+    let firstJwks: unknown;
 
     it('first start prints the bootstrap credentials within 10 s, serves, and they obtain a token', async () => {
       dataDir = join(tmp, 'serve');
@@ -294,6 +115,7 @@ describe('gatehouse executable', () => {
       assert.equal(token.body.token_type, 'Bearer');
       const clients = await listClients(port, token.body.access_token);
       assert.equal(clients.status, 200);
+      firstJwks = (await get(port, '/.well-known/jwks.json'))!.body;
       assert.deepEqual(clients.body.data.clients, [{ client_id: creds.clientId, tenant_id: '1', roles: ['Administrator'] }]);
       // a secret differing in its last character (whatever that character is)
       const wrong = creds.clientSecret.slice(0, -1) + (creds.clientSecret.endsWith('0') ? '1' : '0');
@@ -306,24 +128,27 @@ describe('gatehouse executable', () => {
 
       // while it serves, a second process on the same folder fails fast, naming the lock
       const lock = join(dataDir, 'gatehouse.lock');
-      assert.equal(readFileSync(lock, 'utf8').trim(), String(p.child.pid));
+      const held = readLock(dataDir);
+      assert.equal(held.pid, p.child.pid);
+      assert.equal(held.host, hostname());
+      assert.match(held.token, /^[0-9a-f]{32}$/);
       const second = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()) });
       const r2 = await exitOf(second, PATIENCE_MS);
       assert.notEqual(r2.code, 0);
       assert.ok(r2.ms <= FAIL_FAST_MS, `the second process took ${r2.ms} ms to give up (at most ${FAIL_FAST_MS})`);
-      assert.match(second.stderr(), new RegExp(`in use by process ${p.child.pid}\\b`));
-      assert.ok(second.stderr().includes(lock), `the message names the lock file: ${second.stderr()}`);
+      const refusal = oneLine(second);
+      assert.match(refusal, new RegExp(`in use by process ${p.child.pid} on host ${hostname()}\\b`));
+      assert.ok(refusal.includes(lock), `the message names the lock file: ${refusal}`);
       assert.doesNotMatch(second.stdout(), /client_secret/);
-      assert.doesNotMatch(second.stderr(), /RuntimeError|Aborted|\n\s+at /, 'a clear message, no stack');
       // the first one is unharmed, and still holds the lock
       assert.equal((await get(port, '/readyz'))?.status, 200);
-      assert.equal(readFileSync(lock, 'utf8').trim(), String(p.child.pid));
+      assert.equal(readLock(dataDir).token, held.token);
       // `migrate` is refused the same way
       const migrate = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: dataDir });
       const rm = await exitOf(migrate, PATIENCE_MS);
       assert.notEqual(rm.code, 0);
       assert.ok(rm.ms <= FAIL_FAST_MS, `migrate took ${rm.ms} ms to give up`);
-      assert.ok(migrate.stderr().includes(lock), migrate.stderr());
+      assert.ok(oneLine(migrate).includes(lock), migrate.stderr());
 
       // SIGTERM: a clean exit, lock released
       await stop(p);
@@ -340,19 +165,27 @@ describe('gatehouse executable', () => {
       assert.equal(parseCredentials(p.stdout()), undefined);
       assert.doesNotMatch(p.stdout(), /client_secret|admin password/);
       assert.equal((await requestToken(port, creds.clientId, creds.clientSecret)).status, 200, "the first start's client is still there");
+      // without GATEHOUSE_ENCRYPTION_KEY, the signing key is sealed with the folder's key file,
+      // created once (owner-only) and read again: the same signing key signs (the token above)
+      assert.equal(statSync(join(dataDir, 'encryption.key')).mode & 0o777, 0o600);
+      assert.deepEqual((await get(port, '/.well-known/jwks.json'))!.body, firstJwks);
       await stop(p);
     });
 
-    it('a stale lock file with a dead pid does not prevent start', async () => {
+    it('a stale lock (not refreshed for longer than the lease) does not prevent start', async () => {
       assert.ok(creds, 'runs after the first start');
-      const dead = 999999;
-      assert.equal(isRunning(dead), false, 'precondition: pid 999999 is not running');
       const lock = join(dataDir, 'gatehouse.lock');
-      writeFileSync(lock, `${dead}\n`);
+      const stale = new Date(Date.now() - 4 * LOCK_STALE_MS).toISOString();
+      writeFileSync(
+        lock,
+        JSON.stringify({ token: 'f'.repeat(32), pid: 999999, host: 'gone-container', startedAt: stale, refreshedAt: stale }) + '\n',
+      );
       const port = await freePort();
       const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(port) });
       await waitHealthy(p, port);
-      assert.equal(readFileSync(lock, 'utf8').trim(), String(p.child.pid), 'the lock was taken over');
+      const taken = readLock(dataDir);
+      assert.equal(taken.pid, p.child.pid, 'the lock was taken over');
+      assert.notEqual(taken.token, 'f'.repeat(32));
       assert.equal((await requestToken(port, creds.clientId, creds.clientSecret)).status, 200);
       await stop(p);
     });
@@ -375,11 +208,20 @@ describe('gatehouse executable', () => {
       const crashClient = createdBody.data.createClient;
       p.child.kill('SIGKILL');
       assert.equal((await exitOf(p, PATIENCE_MS)).signal, 'SIGKILL');
-      assert.equal(readFileSync(join(dataDir, 'gatehouse.lock'), 'utf8').trim(), String(p.child.pid), 'the lock was left behind');
+      const left = readLock(dataDir);
+      assert.equal(left.pid, p.child.pid, 'the lock was left behind');
 
+      // within the lease, a start is refused: nothing can tell a killed holder from a live one
+      // in another PID namespace; the message says when the lock lapses
+      const early = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()) });
+      assert.notEqual((await exitOf(early, PATIENCE_MS)).code, 0);
+      assert.match(oneLine(early), /lapses 15 s after its last refresh/);
+      // once it has lapsed, the next start takes it over
+      await waitFor('the lease to lapse', PATIENCE_MS, () => (Date.now() - Date.parse(left.refreshedAt) > LOCK_STALE_MS + 500 ? true : undefined));
       const port2 = await freePort();
       const q = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(port2) });
       await waitHealthy(q, port2);
+      assert.equal(readLock(dataDir).pid, q.child.pid);
       assert.doesNotMatch(q.stdout(), /client_secret/);
       assert.equal((await requestToken(port2, creds.clientId, creds.clientSecret)).status, 200);
       const after = await requestToken(port2, crashClient.client.client_id, crashClient.client_secret);
@@ -420,12 +262,7 @@ describe('gatehouse executable', () => {
       databaseUrl = u.toString();
     });
     after(async () => {
-      for (const p of started) {
-        if (p.running()) {
-          p.child.kill('SIGKILL');
-          await p.exited;
-        }
-      }
+      await killAll();
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [dbName]);

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, flagsToVariables, KNOWN_VARIABLES, loadConfig, REGIONS } from '../src/config.js';
 
-function problemsOf(env: Record<string, string>, overrides: Record<string, string> = {}): string[] {
+function problemsOf(env: Record<string, string>, overrides: Record<string, string> = {}, opts: { serving?: boolean } = {}): string[] {
   try {
-    loadConfig(env, overrides);
+    loadConfig(env, overrides, opts);
   } catch (err) {
     assert.ok(err instanceof ConfigError, String(err));
     return err.problems;
@@ -31,8 +31,9 @@ describe('loadConfig defaults (CONTRACT.md)', () => {
     assert.equal(c.vendorName, 'Vendor');
     assert.deepEqual(c.bootstrap, { clientId: undefined, clientSecret: undefined, adminEmail: undefined, adminPassword: undefined });
     assert.equal(c.logLevel, 'info');
-    assert.equal(c.encryptionKey, undefined);
-    assert.equal(c.graphqlIntrospection, false, 'introspection is off unless asked for');
+    assert.deepEqual(c.encryptionKeys, []);
+    assert.equal(c.metricsPort, undefined, '/metrics is not served unless a port is given');
+    assert.equal(c.graphqlIntrospection, true, 'introspection is on unless turned off (CONTRACT.md)');
   });
 
   it('treats an empty variable as unset', () => {
@@ -72,8 +73,9 @@ describe('loadConfig defaults (CONTRACT.md)', () => {
       GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: 'root@example.com',
       GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: 'p'.repeat(12),
       GATEHOUSE_ENCRYPTION_KEY: 'ab'.repeat(32),
-      GATEHOUSE_GRAPHQL_INTROSPECTION: 'yes',
+      GATEHOUSE_GRAPHQL_INTROSPECTION: 'no',
       GATEHOUSE_LAST_USED_FLUSH_SECONDS: '5',
+      GATEHOUSE_METRICS_PORT: '9464',
       LOG_LEVEL: 'warn',
     });
     assert.equal(c.port, 9001);
@@ -92,9 +94,10 @@ describe('loadConfig defaults (CONTRACT.md)', () => {
       adminEmail: 'root@example.com',
       adminPassword: 'p'.repeat(12),
     });
-    assert.deepEqual(c.encryptionKey, Buffer.alloc(32, 0xab));
-    assert.equal(c.graphqlIntrospection, true);
+    assert.deepEqual(c.encryptionKeys, [Buffer.alloc(32, 0xab)]);
+    assert.equal(c.graphqlIntrospection, false);
     assert.equal(c.lastUsedFlushSeconds, 5);
+    assert.equal(c.metricsPort, 9464);
     assert.equal(c.logLevel, 'warn');
   });
 
@@ -105,8 +108,33 @@ describe('loadConfig defaults (CONTRACT.md)', () => {
 
   it('accepts the encryption key as hex or base64', () => {
     const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
-    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('hex') }).encryptionKey, key);
-    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
+    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('hex') }).encryptionKeys, [key]);
+    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: key.toString('base64') }).encryptionKeys, [key]);
+  });
+
+  it('accepts a comma-separated list of encryption keys, in order (the first seals)', () => {
+    const a = Buffer.alloc(32, 0xa1);
+    const b = Buffer.alloc(32, 0xb2);
+    const c = Buffer.alloc(32, 0xc3);
+    assert.deepEqual(loadConfig({ GATEHOUSE_ENCRYPTION_KEY: `${b.toString('hex')},${a.toString('hex')}` }).encryptionKeys, [b, a]);
+    assert.deepEqual(
+      loadConfig({ GATEHOUSE_ENCRYPTION_KEY: ` ${a.toString('hex')} , ${b.toString('base64')},${c.toString('hex')}` }).encryptionKeys,
+      [a, b, c],
+      'spaces around the commas are ignored; hex and base64 mix',
+    );
+  });
+
+  it('requires GATEHOUSE_ENCRYPTION_KEY for serving on PostgreSQL only, and names the way to make one', () => {
+    const pgEnv = { DATABASE_URL: 'postgres://u:secret-pw@db.example/gh' };
+    assert.deepEqual(loadConfig(pgEnv).encryptionKeys, [], 'migrate (not serving) needs no key');
+    assert.deepEqual(loadConfig({}, {}, { serving: true }).encryptionKeys, [], 'serving on PGlite falls back to the key file');
+    const problems = problemsOf(pgEnv, {}, { serving: true });
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(problems[0]!, /^GATEHOUSE_ENCRYPTION_KEY: .*DATABASE_URL/);
+    assert.match(problems[0]!, /openssl rand -hex 32/);
+    assert.equal(problems[0]!.includes('secret-pw'), false);
+    const key = 'ab'.repeat(32);
+    assert.deepEqual(loadConfig({ ...pgEnv, GATEHOUSE_ENCRYPTION_KEY: key }, {}, { serving: true }).encryptionKeys, [Buffer.alloc(32, 0xab)]);
   });
 
   it('reads booleans as true/false, 1/0, yes/no in any case', () => {
@@ -156,8 +184,19 @@ describe('loadConfig problems', () => {
     ['GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD', 'short-pw'],
     ['GATEHOUSE_ENCRYPTION_KEY', 'deadbeef'],
     ['GATEHOUSE_ENCRYPTION_KEY', 'ab'.repeat(31)],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},${'cd'.repeat(31)}`],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},${'AB'.repeat(32)}`],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},${Buffer.alloc(32, 0xab).toString('base64')}`],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},`],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},,${'cd'.repeat(32)}`],
+    ['GATEHOUSE_ENCRYPTION_KEY', `${'ab'.repeat(32)},${'cd'.repeat(32)}!`],
     ['GATEHOUSE_GRAPHQL_INTROSPECTION', 'on'],
     ['GATEHOUSE_LAST_USED_FLUSH_SECONDS', '0'],
+    ['GATEHOUSE_METRICS_PORT', 'abc'],
+    ['GATEHOUSE_METRICS_PORT', '0'],
+    ['GATEHOUSE_METRICS_PORT', '65536'],
+    ['GATEHOUSE_METRICS_PORT', '9100', { PORT: '9100' }],
+    ['GATEHOUSE_METRICS_PORT', '8080'],
     ['LOG_LEVEL', 'verbose'],
   ];
   /** values that may hold credentials: a problem line must not repeat them */
@@ -178,6 +217,44 @@ describe('loadConfig problems', () => {
       if (SECRET_VARIABLES.has(name)) assert.equal(problem.includes(value), false, `the problem does not echo the value: ${problem}`);
     });
   }
+
+  it('names which key of the list is wrong, and why, without echoing any key', () => {
+    const good = 'ab'.repeat(32);
+    const short = 'cd'.repeat(31);
+    const [length] = problemsOf({ GATEHOUSE_ENCRYPTION_KEY: `${good},${short}` });
+    assert.match(length!, /key 2 of 2 is not 32 bytes/);
+    const [repeat] = problemsOf({ GATEHOUSE_ENCRYPTION_KEY: `${'ef'.repeat(32)},${good},${good.toUpperCase()}` });
+    assert.match(repeat!, /key 3 of 3 repeats key 2/);
+    const [empty] = problemsOf({ GATEHOUSE_ENCRYPTION_KEY: `${good},,${'ef'.repeat(32)}` });
+    assert.match(empty!, /key 2 of 3 is empty/);
+    for (const p of [length!, repeat!, empty!]) {
+      assert.equal(p.includes(good) || p.includes(short) || p.includes(good.toUpperCase()), false, p);
+      assert.match(p, /openssl rand -hex 32/);
+    }
+  });
+
+  it('reports GATEHOUSE_METRICS_PORT equal to PORT as a clash, naming both', () => {
+    const problems = problemsOf({ PORT: '9100', GATEHOUSE_METRICS_PORT: '9100' });
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(problems[0]!, /^GATEHOUSE_METRICS_PORT: must differ from PORT/);
+    // an invalid PORT is reported alone, not as a clash with the default it falls back to
+    assert.deepEqual(
+      problemsOf({ PORT: 'x', GATEHOUSE_METRICS_PORT: '8080' }).map((p) => p.split(':')[0]),
+      ['PORT'],
+    );
+  });
+
+  it('holds the vendor name, URLs and the admin e-mail to the text rules and limits of the interfaces', () => {
+    const problems = problemsOf({
+      GATEHOUSE_VENDOR_NAME: 'Ven\u200bdor',
+      GATEHOUSE_BASE_URL: `https://gatehouse.example/${'p'.repeat(2100)}`,
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: `${'a'.repeat(250)}@example.com`,
+    });
+    assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['GATEHOUSE_BASE_URL', 'GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL', 'GATEHOUSE_VENDOR_NAME']);
+    assert.match(problems.find((p) => p.startsWith('GATEHOUSE_VENDOR_NAME'))!, /invisible/);
+    assert.match(problems.find((p) => p.startsWith('GATEHOUSE_BASE_URL'))!, /at most 2048 characters/);
+    assert.deepEqual(problemsOf({ GATEHOUSE_VENDOR_NAME: 'x'.repeat(201) }).length, 1);
+  });
 
   it('reports a bootstrap client id without a secret (and the reverse), naming both variables', () => {
     for (const env of [{ GATEHOUSE_BOOTSTRAP_CLIENT_ID: 'root-admin' }, { GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: 'z'.repeat(40) }] as Record<

@@ -1,9 +1,12 @@
 // From a bearer token to the principal behind it: the token must verify (signature, issuer,
 // audience, type, region, expiry), and its client (with the secret it was obtained with) or
-// user must still be active. Loaded fresh per request, so revocation takes effect at once.
+// user must still be active. Loaded fresh per request, so revocation takes effect at once; a
+// scoped token's principal is then narrowed to its scope (scope.ts).
 import type { AccessTokens } from '../oauth/access-token.js';
 import { InvalidToken } from '../oauth/access-token.js';
 import type { Principal } from './principal.js';
+import type { RoleName } from './roles.js';
+import { narrowToScope } from './scope.js';
 import type { PrincipalStore } from './store.js';
 
 export class BearerAuthenticator {
@@ -19,6 +22,11 @@ export class BearerAuthenticator {
         ? await this.principals.findClientPrincipal(claims.sub, claims.secret_id!)
         : await this.principals.findUserPrincipal(claims.sub);
     if (!principal || principal.tenantId !== claims.tid) throw new InvalidToken('the token has been revoked');
-    return principal;
+    // iat has whole seconds: a token of the second in which access was cut counts as before it
+    if (principal.tokensValidAfter && claims.iat < Math.ceil(principal.tokensValidAfter.getTime() / 1000)) {
+      throw new InvalidToken('the token was issued before its tenant was disabled; request a new one');
+    }
+    // after loading: the roles held now, cut down to those the token was granted
+    return claims.scope === undefined ? principal : narrowToScope(principal, claims.scope.split(' ') as RoleName[]);
   }
 }

@@ -18,6 +18,9 @@ export interface Principal {
   /** the secret a client token was obtained with (revoking it ends the token) */
   secretId?: string;
   assignments: RoleAssignment[];
+  /** tokens issued before this instant are void (its home tenant was disabled then; re-enabling
+   *  the tenant does not revive them); null when access was never cut */
+  tokensValidAfter: Date | null;
 }
 
 /** What the tenant-scoped checks need to know of a tenant. */

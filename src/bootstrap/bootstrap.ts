@@ -9,9 +9,22 @@ import type { Config } from '../config.js';
 import { randomBase62 } from '../crypto/random.js';
 import { generateClientId } from '../credentials/model.js';
 import { generateSecret, hashSecret, secretHint } from '../credentials/secret.js';
-import type { Store } from '../store/index.js';
+import type { Transactional } from '../transaction.js';
+import type { AuditStore } from '../audit/store.js';
+import type { CredentialStore } from '../credentials/store.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { UserStore } from '../users/store.js';
+import { nameKey } from '../text.js';
 import { ENVIRONMENTS, normalizeTenantName } from '../tenants/model.js';
 import { hashPassword, normalizeEmail } from '../users/password.js';
+
+/** What first start writes, in one transaction: the root tenant, the first client and user, their roles, the audit event. */
+export interface BootstrapStores {
+  tenants: Pick<TenantStore, 'lockBootstrap' | 'rootExists' | 'insertRoot'>;
+  credentials: Pick<CredentialStore, 'insertClient' | 'insertSecret' | 'insertRoleAssignments'>;
+  users: UserStore;
+  audit: AuditStore;
+}
 
 export const BOOTSTRAP_CLIENT_NAME = 'bootstrap-admin';
 export const DEFAULT_ADMIN_EMAIL = 'admin@gatehouse.local';
@@ -26,7 +39,7 @@ export interface BootstrapResult {
 }
 
 export async function bootstrap(
-  store: Store,
+  store: Transactional<BootstrapStores>,
   config: Pick<Config, 'bootstrap' | 'vendorName' | 'region'>,
   clock: Clock,
 ): Promise<BootstrapResult | undefined> {
@@ -55,6 +68,7 @@ export async function bootstrap(
       tenantId: ROOT_TENANT_ID,
       clientId,
       name: BOOTSTRAP_CLIENT_NAME,
+      nameNormalized: nameKey(BOOTSTRAP_CLIENT_NAME),
       environment: config.region,
       createdAt: now,
       createdBy: 'bootstrap',

@@ -1,5 +1,6 @@
 // API clients (client id + secret) and the rules that do not need storage.
 import { badInput } from '../errors.js';
+import { checkName, type Name } from '../text.js';
 import type { RoleAssignment } from '../access/principal.js';
 import { randomHex } from '../crypto/random.js';
 import { UUID_PATTERN } from '../ids.js';
@@ -38,16 +39,11 @@ export function secretIsLive(s: Pick<ClientSecretInfo, 'revokedAt' | 'expiresAt'
   return s.revokedAt === null && (s.expiresAt === null || s.expiresAt > now);
 }
 
-export const MAX_NAME_LENGTH = 200;
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
-export function normalizeClientName(raw: string): string {
-  const name = raw.normalize('NFC').trim();
-  if (name.length === 0) throw badInput('name must not be empty', { field: 'name' });
-  if (name.length > MAX_NAME_LENGTH) throw badInput(`name must be at most ${MAX_NAME_LENGTH} characters`, { field: 'name' });
-  // eslint-disable-next-line no-control-regex -- control characters are what is being rejected
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw badInput('name must not contain control characters', { field: 'name' });
-  return name;
+/** A client name: the common name rules (text.ts); unique among the tenant's live clients by its key. */
+export function normalizeClientName(raw: string): Name {
+  return checkName(raw, 'name');
 }
 
 export function validateGracePeriod(seconds: number | null | undefined): number {
@@ -63,10 +59,18 @@ export function generateClientId(): string {
   return randomHex(16);
 }
 
+/** Longest client_id accepted anywhere (generated ones are 32; a bootstrap one may be up to 128). */
+export const MAX_CLIENT_ID_LENGTH = 128;
+
+/** Whether a client_id could exist: anything else is refused without a lookup (a NUL byte cannot
+ *  even be compared in PostgreSQL text). */
+export function possibleClientId(clientId: string): boolean {
+  return clientId.length > 0 && clientId.length <= MAX_CLIENT_ID_LENGTH && !clientId.includes('\u0000');
+}
+
 /** `id` arguments take the UUID or the client_id. */
 export function parseClientRef(ref: string): { id: string } | { clientId: string } {
   if (UUID_PATTERN.test(ref)) return { id: ref.toLowerCase() };
-  // a NUL byte cannot be stored or compared in PostgreSQL text: reject it here, not as INTERNAL
-  if (ref.length === 0 || ref.length > 128 || ref.includes('\u0000')) throw badInput('id must be a client UUID or client_id', { field: 'id' });
+  if (!possibleClientId(ref)) throw badInput('id must be a client UUID or client_id', { field: 'id' });
   return { clientId: ref };
 }

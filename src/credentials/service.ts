@@ -3,16 +3,38 @@
 import { randomUUID } from 'node:crypto';
 import { assertCan, can, rolesIn } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES } from '../access/roles.js';
+import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../access/roles.js';
+import { heldRoleNames } from '../access/scope.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { badInput, conflict, forbidden, notFound, rateLimited } from '../errors.js';
-import type { Store } from '../store/index.js';
+import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited } from '../errors.js';
+import type { Transactional } from '../transaction.js';
+import { searchKey } from '../text.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
-import { UniqueViolation } from '../store/errors.js';
-import { generateClientId, normalizeClientName, parseClientRef, secretIsLive, validateGracePeriod, type Client } from './model.js';
+import { generateClientId, normalizeClientName, parseClientRef, possibleClientId, secretIsLive, validateGracePeriod, type Client } from './model.js';
 import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
 import type { LastUsedRecorder } from './last-used.js';
+import type { PrincipalStore } from '../access/store.js';
+import type { AuditStore } from '../audit/store.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { CredentialStore } from './store.js';
+
+export interface AuthenticatedClient {
+  clientUuid: string;
+  clientId: string;
+  tenantId: string;
+  secretId: string;
+  /** role names held through live assignments: what a token request may ask for as scope */
+  roles: RoleName[];
+}
+
+/** Everything the credential use cases read and write, and in one transaction when they ask. */
+export interface CredentialStores {
+  credentials: CredentialStore;
+  tenants: Pick<TenantStore, 'findScopes'>;
+  principals: Pick<PrincipalStore, 'findAssignments'>;
+  audit: AuditStore;
+}
 
 export interface ClientWithSecret {
   client: Client;
@@ -41,7 +63,7 @@ const HOUR_MS = 3600_000;
 
 export class CredentialService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Transactional<CredentialStores>,
     private readonly clock: Clock,
     private readonly settings: CredentialSettings,
     private readonly lastUsed: LastUsedRecorder,
@@ -51,7 +73,7 @@ export class CredentialService {
     const now = this.clock.now();
     const { principal, tenant } = caller;
     assertCan(principal, tenant, 'clients.create', now);
-    const name = normalizeClientName(input.name);
+    const { name, key: nameNormalized } = normalizeClientName(input.name);
     const roleIds = this.checkGrantableRoles(principal, caller, input.roles, now);
 
     const secret = generateSecret();
@@ -76,12 +98,13 @@ export class CredentialService {
           tenantId: tenant.id,
           clientId: generateClientId(),
           name,
+          nameNormalized,
           environment: this.settings.region,
           createdAt: now,
           createdBy: principal.id,
         });
       } catch (err) {
-        if (err instanceof UniqueViolation && err.constraint === 'clients_tenant_name_live_uq') {
+        if (err instanceof DuplicateKeyError && err.key === 'client.name') {
           throw conflict('Existing client in tenant');
         }
         throw err;
@@ -144,12 +167,10 @@ export class CredentialService {
       tenantIds = scopes.filter((s) => can(caller.principal, s, 'clients.read', now)).map((s) => s.id);
     }
     for (const roleId of query.roleIDs ?? []) if (!isRoleId(roleId)) throw badInput(`unknown role id "${roleId}"`, { field: 'roleIDs' });
-    // a NUL byte cannot reach PostgreSQL text parameters (it would fail as INTERNAL)
-    if (query.name?.includes('\u0000')) throw badInput('name must not contain a NUL character', { field: 'name' });
     if (query.clientIDs?.some((id) => id?.includes('\u0000'))) throw badInput('clientIDs must not contain a NUL character', { field: 'clientIDs' });
     return this.store.credentials.listClients({
       tenantIds,
-      ...(query.name != null ? { name: query.name } : {}),
+      ...(query.name != null ? { name: searchKey(query.name, 'name') } : {}),
       ...(query.clientIDs != null ? { clientIds: query.clientIDs } : {}),
       ...(query.roleIDs != null ? { roleIds: query.roleIDs } : {}),
       offset: (page - 1) * perPage,
@@ -245,7 +266,7 @@ export class CredentialService {
     const { principal, tenant } = caller;
     assertCan(principal, tenant, 'clients.delete', now);
     const ref = parseClientRef(input.id);
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const found = await tx.credentials.findClient(tenant.id, ref, true);
       if (!found) throw notFound('Client');
       await tx.credentials.revokeSecrets(found.id, now);
@@ -257,15 +278,13 @@ export class CredentialService {
 
   /**
    * Client authentication for the token endpoint. Unknown client, revoked client and wrong
-   * secret all answer undefined after the same work (one digest, one query).
+   * secret all answer undefined after the same work (one digest, one query). A match also loads
+   * the role names the client holds now: the scope its token request may ask for.
    */
-  async authenticate(
-    clientId: string,
-    secret: string,
-  ): Promise<{ clientUuid: string; clientId: string; tenantId: string; secretId: string } | undefined> {
+  async authenticate(clientId: string, secret: string): Promise<AuthenticatedClient | undefined> {
     const now = this.clock.now();
     const presented = hashSecret(secret);
-    if (!plausibleSecret(secret) || clientId.length === 0 || clientId.length > 128 || clientId.includes('\u0000')) return undefined;
+    if (!plausibleSecret(secret) || !possibleClientId(clientId)) return undefined;
     const client = await this.store.credentials.findAuthClient(clientId);
     if (!client || client.environment !== this.settings.region) return undefined;
     let match: string | undefined;
@@ -274,11 +293,16 @@ export class CredentialService {
       if (secretIsLive(s, now) && digestsEqual(s.hash, presented)) match = s.id;
     }
     if (!match) return undefined;
-    this.lastUsed.record(match, now);
-    return { clientUuid: client.id, clientId: client.clientId, tenantId: client.tenantId, secretId: match };
+    const roles = heldRoleNames(await this.store.principals.findAssignments('client', client.id), now);
+    return { clientUuid: client.id, clientId: client.clientId, tenantId: client.tenantId, secretId: match, roles };
   }
 
-  private async insertNewSecret(tx: Store, client: Client, secret: string, now: Date, principal: Principal): Promise<void> {
+  /** A token was issued with this secret: it counts as used (written in batches; last-used.ts). */
+  recordSecretUse(secretId: string): void {
+    this.lastUsed.record(secretId, this.clock.now());
+  }
+
+  private async insertNewSecret(tx: CredentialStores, client: Client, secret: string, now: Date, principal: Principal): Promise<void> {
     await tx.credentials.insertSecret({
       id: randomUUID(),
       clientId: client.id,

@@ -7,6 +7,8 @@ export interface NewClient {
   tenantId: string;
   clientId: string;
   name: string;
+  /** comparison key of the name: unique among the tenant's live clients */
+  nameNormalized: string;
   environment: string;
   createdAt: Date;
   createdBy: string;
@@ -23,7 +25,8 @@ export interface NewSecret {
 
 export interface ClientFilter {
   tenantIds: string[];
-  name?: string;
+  /** a name key, or a LIKE pattern over name keys (text.ts searchKey) */
+  name?: { pattern: string; wildcard: boolean };
   clientIds?: string[];
   roleIds?: string[];
   offset: number;
@@ -51,6 +54,7 @@ export interface CredentialStore {
   lockTenantForCreation(tenantId: string): Promise<void>;
   /** Creations in the tenant after `since`, and the oldest of them. */
   countCreationsSince(tenantId: string, since: Date): Promise<{ count: number; oldest: Date | null }>;
+  /** throws DuplicateKeyError('client.name') when a live client of the tenant has the same name key */
   insertClient(client: NewClient): Promise<void>;
   recordCreation(tenantId: string, clientId: string, at: Date): Promise<void>;
   insertSecret(secret: NewSecret): Promise<void>;

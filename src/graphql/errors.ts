@@ -1,6 +1,7 @@
 // The one place GraphQL errors get their public form: AppError -> its code and message;
-// GraphQL's own errors (syntax, validation, variable coercion) -> BAD_USER_INPUT without
-// "Did you mean" hints; anything else -> INTERNAL with no detail (logged by the caller).
+// GraphQL's own errors (syntax, validation, variable coercion) -> BAD_USER_INPUT, without "Did
+// you mean" hints where introspection is off; anything else -> INTERNAL with no detail (logged by
+// the caller).
 import { GraphQLError } from 'graphql';
 import { AppError, type ErrorCode } from '../errors.js';
 
@@ -11,7 +12,11 @@ export interface PublicGraphQLError {
   extensions: { code: ErrorCode } & Record<string, unknown>;
 }
 
-export function formatGraphQLError(err: GraphQLError, onInternal: (err: unknown) => void): PublicGraphQLError {
+export function formatGraphQLError(
+  err: GraphQLError,
+  onInternal: (err: unknown) => void,
+  options: { hideSuggestions: boolean } = { hideSuggestions: true },
+): PublicGraphQLError {
   const original = err.originalError;
   const where = {
     ...(err.locations ? { locations: err.locations } : {}),
@@ -25,9 +30,17 @@ export function formatGraphQLError(err: GraphQLError, onInternal: (err: unknown)
     return { message: 'Internal server error', ...where, extensions: { code: 'INTERNAL' } };
   }
   const code = (err.extensions?.code as ErrorCode | undefined) ?? 'BAD_USER_INPUT';
+  // graphql-js leaves hints out itself when asked (executor.ts); this catches any path it misses
+  const message = options.hideSuggestions ? err.message.replace(/ Did you mean .*\?$/s, '') : err.message;
   return {
-    message: err.message.replace(/ Did you mean .*\?$/s, ''),
+    message: shortenQuotedValues(message),
     ...where,
     extensions: { code },
   };
+}
+
+/** graphql-js quotes a refused variable value in full (`Variable "$q" got invalid value "…"`):
+ *  a megabyte sent would come back twice. Quoted values past 64 characters are cut short. */
+function shortenQuotedValues(message: string): string {
+  return message.replace(/"(?:[^"\\]|\\.){64,}"/g, (literal) => `${literal.slice(0, 65)}…"`);
 }

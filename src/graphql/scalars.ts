@@ -1,12 +1,14 @@
 // The Time scalar: ISO 8601 UTC timestamps. Input accepts a date-time with or without a trailing
 // `Z` (see time.ts); output is always UTC with milliseconds and `Z`.
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import { quoted } from '../text.js';
 import { parseTimestamp } from '../time.js';
 
 function parse(value: unknown): Date {
   const date = typeof value === 'string' ? parseTimestamp(value) : undefined;
   if (!date) {
-    throw new GraphQLError(`${JSON.stringify(value)} is not an ISO 8601 timestamp (e.g. 2026-01-31T12:00:00Z)`, {
+    const shown = typeof value === 'string' ? quoted(value) : quoted(JSON.stringify(value) ?? String(value));
+    throw new GraphQLError(`${shown} is not an ISO 8601 timestamp from year 1 to 9999 UTC (e.g. 2026-01-31T12:00:00Z)`, {
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
@@ -17,8 +19,11 @@ export const TimeScalar = new GraphQLScalarType<Date, string>({
   name: 'Time',
   description: 'An ISO 8601 UTC timestamp',
   serialize(value) {
-    if (value instanceof Date) return value.toISOString();
-    return parse(value).toISOString();
+    // a value the server produced: if it is not a time, that is a bug of ours (INTERNAL, logged),
+    // not the caller's input
+    const date = value instanceof Date ? value : typeof value === 'string' ? parseTimestamp(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) throw new TypeError(`a Time field resolved to ${typeof value}, not a date`);
+    return date.toISOString();
   },
   parseValue: parse,
   parseLiteral(ast) {

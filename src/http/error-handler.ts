@@ -38,12 +38,16 @@ export function mapError(err: unknown, request: FastifyRequest, reply: FastifyRe
   return { status: 500, code: 'INTERNAL', message: 'Internal server error', details: {}, headers: {} };
 }
 
-/** GraphQL-shaped error body: {errors: [{message, extensions: {code}}], error: [message]}. */
+/**
+ * GraphQL-shaped error body: {errors: [{message, extensions: {code}}], error: [message]}, as the
+ * media type the GraphQL route negotiated (application/json before or without negotiation).
+ */
 export function graphqlErrorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
   const m = mapError(err, request, reply);
   return reply
     .code(m.status)
     .headers(m.headers)
+    .header('content-type', `${request.graphqlMediaType ?? 'application/json'}; charset=utf-8`)
     .send({ errors: [{ message: m.message, extensions: { code: m.code, ...m.details } }], error: [m.message] });
 }
 

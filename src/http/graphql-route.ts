@@ -1,17 +1,20 @@
-// A GraphQL interface over HTTP: POST with a JSON body {query, variables?, operationName?}.
-// Authentication and the tenant context run first; the document is parsed and validated once
-// (cached); results carry `data`, `errors` (each with extensions.code) and, when there are
-// errors, `error: [messages]` as the specification shows. Status: 200 when the operation ran,
-// 400 when the request or document was rejected before running, 401/403 from the pre-checks.
+// A GraphQL interface over HTTP, as the GraphQL-over-HTTP specification describes it
+// (docs/graphql.md): POST with a JSON body; GET with the parameters in the query string, for
+// queries only; every other method 405. Each request is one list of steps: response headers and
+// media type, Bearer authentication, the tenant context, the parameters, parse and validate
+// (cached), then execute. Results carry `data`, `errors` (each with extensions.code) and, when
+// there are errors, `error: [messages]` as the specification of this service shows.
+import { getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
 import { badInput } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { formatGraphQLError } from '../graphql/errors.js';
+import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
 import type { GraphQLExecutor } from '../graphql/executor.js';
+import { NUL_MESSAGE } from '../graphql/storable-text.js';
 import type { Services } from '../services.js';
-import type { Store } from '../store/index.js';
 import { graphqlErrorHandler } from './error-handler.js';
+import { GRAPHQL_RESPONSE_JSON, negotiateMediaType } from './graphql-media-type.js';
+import { paramsFromBody, paramsFromQueryString, type GraphQLParams } from './graphql-params.js';
 import { bearerAuth } from './plugins/bearer-auth.js';
 import { tenantContext } from './plugins/tenant-context.js';
 
@@ -19,52 +22,62 @@ interface Options {
   paths: string[];
   executor: GraphQLExecutor;
   services: Services;
-  store: Store;
-  clock: Clock;
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
-  return false;
-}
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const OTHER_METHODS = ['HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export async function registerGraphQLRoute(app: FastifyInstance, opts: Options): Promise<void> {
   await app.register(async (scope) => {
     scope.setErrorHandler(graphqlErrorHandler);
-    const preHandler = [bearerAuth(opts.services), tenantContext(opts.store, opts.clock)];
+    // JSON bodies only. text/plain, forms and multipart are what a page on another site can make
+    // a browser send without asking (no CORS preflight), so they must never reach execution.
+    scope.removeContentTypeParser('text/plain');
+    scope.addHook('onRequest', responseHeaders);
+    const preHandler = [bearerAuth(opts.services), tenantContext(opts.services)];
     for (const path of opts.paths) {
-      scope.post(path, { preHandler }, (request, reply) => handle(request, reply, opts));
-      scope.get(path, async (_request, reply) => {
-        reply.code(405).header('allow', 'POST');
-        throw badInput('Send GraphQL requests with POST and a JSON body');
-      });
+      scope.post(path, { preHandler }, (request, reply) => run(request, reply, paramsFromBody(request.body), opts));
+      // HEAD is not derived from GET: it would run the query only to throw the result away
+      scope.get(path, { preHandler, exposeHeadRoute: false }, (request, reply) => run(request, reply, paramsFromQueryString(request.query), opts));
+      scope.route({ method: [...OTHER_METHODS], url: path, handler: methodNotAllowed });
     }
   });
 }
 
-async function handle(request: FastifyRequest, reply: FastifyReply, opts: Options) {
-  const body = request.body;
-  if (!isPlainObject(body) || typeof body.query !== 'string') {
-    throw badInput('The body must be a JSON object with a "query" string');
+/** Every GraphQL response: never cached (results may carry client secrets), and the media type chosen. */
+async function responseHeaders(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache').header('vary', 'Accept');
+  const mediaType = negotiateMediaType(request.headers.accept);
+  if (!mediaType) {
+    reply.code(406);
+    throw badInput(`Not acceptable: this endpoint answers ${GRAPHQL_RESPONSE_JSON} or application/json`);
   }
-  const { variables, operationName } = body;
-  if (variables !== undefined && variables !== null && !isPlainObject(variables)) throw badInput('"variables" must be an object');
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    throw badInput('"operationName" must be a string');
-  }
+  request.graphqlMediaType = mediaType;
+}
+
+async function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
+  reply.code(405).header('allow', 'GET, POST');
+  throw badInput('Send GraphQL requests with POST (or GET for queries)');
+}
+
+async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQLParams, opts: Options) {
+  const logInternal = (err: unknown) => request.log.error({ err }, 'resolver failed');
+  const format = (errors: readonly GraphQLError[]) =>
+    errors.map((e) => formatGraphQLError(e, logInternal, { hideSuggestions: opts.executor.hideSuggestions }));
 
   // PostgreSQL text cannot hold NUL: refuse it here, with a clear answer, before any query
-  if (/\\u0000|\u0000/.test(body.query) || hasNul(variables)) throw badInput('text must not contain NUL characters');
+  if (params.hasNul) {
+    return send(reply, { errors: format([new GraphQLError(NUL_MESSAGE)]) });
+  }
+  const prepared = opts.executor.prepare(params.query);
+  if (prepared.errors) return send(reply, { errors: format(prepared.errors) });
 
-  const prepared = opts.executor.prepare(body.query);
-  const logInternal = (err: unknown) => request.log.error({ err }, 'resolver failed');
-  if (prepared.errors) {
-    const errors = prepared.errors.map((e) => formatGraphQLError(e, logInternal));
-    return reply.code(400).send({ errors, error: errors.map((e) => e.message) });
+  if (request.method === 'GET') {
+    const operation = getOperationAST(prepared.document, params.operationName);
+    // GET is safe and may be sent by a browser on any page's behalf: it never runs a mutation
+    if (operation && operation.operation !== 'query') {
+      reply.code(405).header('allow', 'POST');
+      throw badInput(`Send ${operation.operation}s with POST`);
+    }
   }
 
   const caller = request.caller!;
@@ -74,20 +87,36 @@ async function handle(request: FastifyRequest, reply: FastifyReply, opts: Option
     services: opts.services,
     log: request.log,
     get loaders() {
-      return (loaders ??= opts.services.loaders(caller));
+      loaders ??= opts.services.loaders(caller);
+      return loaders;
     },
   };
   const result = await opts.executor.execute({
     document: prepared.document,
-    variables: (variables as Record<string, unknown> | null) ?? undefined,
-    operationName: (operationName as string | null) ?? undefined,
+    variables: params.variables,
+    operationName: params.operationName,
     context,
   });
-  const errors = result.errors?.map((e) => formatGraphQLError(e, logInternal));
+  const errors = result.errors ? format(result.errors) : undefined;
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED');
   if (limited && typeof limited.extensions.retryAfter === 'number') reply.header('retry-after', String(limited.extensions.retryAfter));
-  return reply.code(result.data === undefined ? 400 : 200).send({
-    ...(result.data !== undefined ? { data: result.data } : {}),
-    ...(errors ? { errors, error: errors.map((e) => e.message) } : {}),
-  });
+  return send(reply, { data: result.data, errors });
+}
+
+/**
+ * Status by media type (GraphQL over HTTP, "Response"): application/json answers every
+ * well-formed request 200, errors or not; application/graphql-response+json answers 400 when the
+ * request never ran (no `data`: a syntax, validation or variable error) and 200 once it ran.
+ */
+function send(reply: FastifyReply, result: { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined }) {
+  const mediaType = reply.request.graphqlMediaType!;
+  const { errors } = result;
+  const ran = result.data !== undefined;
+  return reply
+    .code(mediaType === GRAPHQL_RESPONSE_JSON && !ran ? 400 : 200)
+    .header('content-type', `${mediaType}; charset=utf-8`)
+    .send({
+      ...(ran ? { data: result.data } : {}),
+      ...(errors ? { errors, error: errors.map((e) => e.message) } : {}),
+    });
 }

@@ -1,8 +1,14 @@
 // Liveness (the process answers) and readiness (the database answers).
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../store/db.js';
 
-export function registerHealthRoutes(app: FastifyInstance, db: Db): void {
+/** What readiness asks of the database (compose.ts hands it the open database). */
+export interface DatabaseHealth {
+  engine: string;
+  /** resolves when the database answers a trivial query */
+  ping(): Promise<void>;
+}
+
+export function registerHealthRoutes(app: FastifyInstance, db: DatabaseHealth): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
     try {

@@ -1,50 +1,29 @@
-// Prometheus metrics, one registry per app (tests build many apps in one process).
-import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Prometheus over HTTP: the public listener counts its requests into the service's metrics
+// (observability/metrics.ts); /metrics itself is served only by a listener of its own
+// (GATEHOUSE_METRICS_PORT), so that it is never open to whoever reaches the public port.
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Metrics } from '../observability/metrics.js';
 
-export interface Metrics {
-  registry: Registry;
-  requests: Histogram<'method' | 'route' | 'status'>;
-  tokensIssued: Counter<'grant_type'>;
-  tokenErrors: Counter<'error'>;
-}
-
-export function createMetrics(): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  return {
-    registry,
-    requests: new Histogram({
-      name: 'gatehouse_http_request_duration_seconds',
-      help: 'HTTP requests by route and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    }),
-    tokensIssued: new Counter({
-      name: 'gatehouse_tokens_issued_total',
-      help: 'Access tokens issued, by grant type',
-      labelNames: ['grant_type'],
-      registers: [registry],
-    }),
-    tokenErrors: new Counter({
-      name: 'gatehouse_token_errors_total',
-      help: 'Token-endpoint errors, by OAuth error code',
-      labelNames: ['error'],
-      registers: [registry],
-    }),
-  };
-}
-
-export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+/** Counts every request the app answers. */
+export function countRequests(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request, reply) => {
     metrics.requests.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
   });
+}
+
+/** The metrics listener's app: GET /metrics and nothing else. Scrapes are neither counted nor logged. */
+export async function buildMetricsApp(metrics: Metrics, logger: Logger): Promise<FastifyInstance> {
+  // scrapes every few seconds would drown the request log: warnings and errors at most
+  const level = (logger.levels.values[logger.level] ?? 0) >= logger.levels.values.warn! ? logger.level : 'warn';
+  const app = Fastify({ loggerInstance: logger.child({ listener: 'metrics' }, { level }) }) as unknown as FastifyInstance;
   app.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+  await app.ready();
+  return app;
 }

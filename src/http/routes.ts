@@ -8,18 +8,16 @@ import { tenantSchema } from '../graphql/tenant/schema.js';
 import { registerMetadataRoutes } from '../oauth/metadata.js';
 import { registerTokenEndpoint } from '../oauth/token-endpoint.js';
 import type { Services } from '../services.js';
-import type { Db } from '../store/db.js';
-import type { Store } from '../store/index.js';
 import type { VersionInfo } from '../version.js';
 import { registerGraphQLRoute } from './graphql-route.js';
-import { registerHealthRoutes } from './health.js';
-import { registerMetrics, type Metrics } from './metrics.js';
+import { registerHealthRoutes, type DatabaseHealth } from './health.js';
+import type { Metrics } from '../observability/metrics.js';
+import { countRequests } from './metrics.js';
 import { registerVersionRoutes } from './version.js';
 
 export interface RouteDeps {
   config: Config;
-  db: Db;
-  store: Store;
+  database: DatabaseHealth;
   clock: Clock;
   services: Services;
   metrics: Metrics;
@@ -27,11 +25,11 @@ export interface RouteDeps {
 }
 
 export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  const { config, db, store, clock, services, metrics, version } = deps;
+  const { config, database, clock, services, metrics, version } = deps;
 
-  // GET /healthz, GET /readyz, GET /metrics
-  registerHealthRoutes(app, db);
-  registerMetrics(app, metrics);
+  // GET /healthz, GET /readyz (GET /metrics is on a listener of its own: http/metrics.ts)
+  registerHealthRoutes(app, database);
+  countRequests(app, metrics);
 
   // GET /assets/version, /auth/version, /public/version (Bearer)
   await registerVersionRoutes(app, services, version);
@@ -40,15 +38,13 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await registerMetadataRoutes(app, { issuer: config.baseUrl, keys: services.keys });
 
   // POST /auth/api/v2/auth/token
-  await registerTokenEndpoint(app, { services, clock, metrics, audience: config.baseUrl });
+  await registerTokenEndpoint(app, { credentials: services.credentials, tokens: services.tokens, clock, metrics, audience: config.baseUrl });
 
   // POST /graphql: credential interface (Bearer, X-Tenant-Context)
   await registerGraphQLRoute(app, {
     paths: ['/graphql'],
     executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
     services,
-    store,
-    clock,
   });
 
   // POST /public/query (also /query, /public-test/query): tenant interface (Bearer)
@@ -56,7 +52,5 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     paths: ['/public/query', '/query', '/public-test/query'],
     executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
     services,
-    store,
-    clock,
   });
 }

@@ -5,11 +5,17 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
-import type { Store } from '../store/index.js';
-import type { StoredSigningKey } from './store.js';
+import type { Transactional } from '../transaction.js';
+import type { KeyStore, StoredSigningKey } from './store.js';
+
+/** What the key ring reads and writes. */
+export interface KeyStores {
+  keys: KeyStore;
+}
 
 export const SIGNING_ALG = 'ES256';
-const SEAL_CONTEXT = 'signing-key';
+// binds a sealed private key to its kid: a sealed value copied onto another row does not open
+const sealContext = (kid: string) => `signing-key:${kid}`;
 
 interface LoadedKey {
   kid: string;
@@ -25,13 +31,13 @@ export class KeyRing {
   private lastReload = 0;
 
   private constructor(
-    private readonly store: Store,
+    private readonly store: Transactional<KeyStores>,
     private readonly box: SealedBox,
     private readonly clock: Clock,
   ) {}
 
   /** Loads the keys, creating the first one on an empty database (once, across processes). */
-  static async open(store: Store, box: SealedBox, clock: Clock): Promise<KeyRing> {
+  static async open(store: Transactional<KeyStores>, box: SealedBox, clock: Clock): Promise<KeyRing> {
     const ring = new KeyRing(store, box, clock);
     let stored = await store.keys.listKeys();
     if (!stored.some((k) => k.retiredAt === null)) {
@@ -43,8 +49,29 @@ export class KeyRing {
         return tx.keys.listKeys();
       });
     }
+    if (stored.some((k) => k.retiredAt === null && box.needsReseal(k.privateJwkSealed, sealContext(k.kid)))) {
+      stored = await ring.resealKeys();
+    }
     await ring.load(stored);
     return ring;
+  }
+
+  /**
+   * Seals again, under the first encryption key, every live key sealed under another one, so that
+   * after a rotation the old encryption key can be dropped. Under the key lock, and checked again
+   * inside it: of several processes starting together, the first re-seals and the others find
+   * nothing left to do. Retired keys are never unsealed, so they are left as they are.
+   */
+  private async resealKeys(): Promise<StoredSigningKey[]> {
+    return await this.store.transaction(async (tx) => {
+      await tx.keys.lockKeys();
+      for (const k of await tx.keys.listKeys()) {
+        if (k.retiredAt !== null) continue;
+        const resealed = this.box.reseal(k.privateJwkSealed, sealContext(k.kid));
+        if (resealed !== undefined) await tx.keys.updateSealedKey(k.kid, resealed);
+      }
+      return tx.keys.listKeys();
+    });
   }
 
   private async newKey(): Promise<StoredSigningKey> {
@@ -56,7 +83,7 @@ export class KeyRing {
       kid,
       alg: SIGNING_ALG,
       publicJwk: { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' },
-      privateJwkSealed: this.box.seal(JSON.stringify(privateJwk), `${SEAL_CONTEXT}:${kid}`),
+      privateJwkSealed: this.box.seal(JSON.stringify(privateJwk), sealContext(kid)),
       createdAt: this.clock.now(),
       retiredAt: null,
     };
@@ -69,7 +96,7 @@ export class KeyRing {
         continue;
       }
       if (this.keys.has(k.kid)) continue;
-      const privateJwk = JSON.parse(this.box.open(k.privateJwkSealed, `${SEAL_CONTEXT}:${k.kid}`)) as JWK;
+      const privateJwk = JSON.parse(this.box.open(k.privateJwkSealed, sealContext(k.kid))) as JWK;
       this.keys.set(k.kid, {
         kid: k.kid,
         publicJwk: k.publicJwk as JWK,
@@ -91,7 +118,7 @@ export class KeyRing {
   async verificationKey(kid: string): Promise<CryptoKey | undefined> {
     const known = this.keys.get(kid);
     if (known) return known.verifyKey;
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     if (now - this.lastReload < 1000) return undefined;
     this.lastReload = now;
     await this.load(await this.store.keys.listKeys());

@@ -11,6 +11,8 @@ export interface StoredSigningKey {
 export interface KeyStore {
   listKeys(): Promise<StoredSigningKey[]>;
   insertKey(key: StoredSigningKey): Promise<void>;
-  /** Serializes key creation across processes until the transaction ends. */
+  /** Replaces a key's sealed private half (re-sealed under another encryption key). */
+  updateSealedKey(kid: string, privateJwkSealed: string): Promise<void>;
+  /** Serializes key creation and re-sealing across processes until the transaction ends. */
   lockKeys(): Promise<void>;
 }

@@ -8,13 +8,22 @@ import type { Caller } from '../access/principal.js';
 import { ROOT_TENANT_ID } from '../access/roles.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { AppError, badInput, conflict, notFound } from '../errors.js';
-import type { Store } from '../store/index.js';
-import { UniqueViolation } from '../store/errors.js';
+import { AppError, badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
+import type { Transactional } from '../transaction.js';
 import { checkTenantId } from '../tenants/model.js';
 import { scopeOf, type TenantService } from '../tenants/service.js';
 import { checkLabel, type TenantLabel } from './model.js';
+import type { AuditStore } from '../audit/store.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { LabelStore } from './store.js';
 import { checkUuid } from '../ids.js';
+
+/** Everything the label use cases read and write. */
+export interface LabelStores {
+  labels: LabelStore;
+  tenants: Pick<TenantStore, 'findTenant' | 'findScope' | 'updateTenant'>;
+  audit: AuditStore;
+}
 
 export interface LabelInput {
   name: string;
@@ -28,7 +37,7 @@ const restricted = (label: TenantLabel) =>
 
 export class LabelService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Transactional<LabelStores>,
     private readonly clock: Clock,
     private readonly tenants: TenantService,
   ) {}
@@ -70,7 +79,8 @@ export class LabelService {
           },
         ]);
       } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(`tenant ${tenant.id} already has a label "${label.name}" of this owner`);
+        if (err instanceof DuplicateKeyError && err.key === 'label.name')
+          throw conflict(`tenant ${tenant.id} already has a label "${label.name}" of this owner`);
         throw err;
       }
       // a label change is a change of the tenant (modifiedTimeFilter finds it)
@@ -94,7 +104,7 @@ export class LabelService {
   }
 
   async update(caller: Caller, labelId: string, input: LabelInput): Promise<TenantLabel> {
-    return this.change(caller, labelId, 'label.updated', async (tx, label, now) => {
+    return await this.change(caller, labelId, 'label.updated', async (tx, label, now) => {
       if (input.restricted != null && input.restricted !== label.restricted) {
         throw badInput('restricted is decided when a label is created', { field: 'restricted' });
       }
@@ -105,7 +115,8 @@ export class LabelService {
       try {
         await tx.labels.updateLabel(label.id, { name: next.name, nameNormalized: next.normalized, value: next.value, updatedAt: now });
       } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(`tenant ${label.tenantId} already has a label "${next.name}" of this owner`);
+        if (err instanceof DuplicateKeyError && err.key === 'label.name')
+          throw conflict(`tenant ${label.tenantId} already has a label "${next.name}" of this owner`);
         throw err;
       }
       return (await tx.labels.findLabel(label.id))!;
@@ -113,7 +124,7 @@ export class LabelService {
   }
 
   async delete(caller: Caller, labelId: string): Promise<TenantLabel> {
-    return this.change(caller, labelId, 'label.deleted', async (tx, label) => {
+    return await this.change(caller, labelId, 'label.deleted', async (tx, label) => {
       await tx.labels.deleteLabel(label.id);
       return label;
     });
@@ -123,7 +134,7 @@ export class LabelService {
     caller: Caller,
     labelId: string,
     action: string,
-    apply: (tx: Store, label: TenantLabel, now: Date) => Promise<TenantLabel>,
+    apply: (tx: LabelStores, label: TenantLabel, now: Date) => Promise<TenantLabel>,
   ): Promise<TenantLabel> {
     const now = this.clock.now();
     const { principal } = caller;

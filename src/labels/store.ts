@@ -15,7 +15,7 @@ export interface NewLabel {
 export interface LabelStore {
   labelsFor(tenantIds: string[]): Promise<TenantLabel[]>;
   findLabel(id: string, forUpdate?: boolean): Promise<TenantLabel | undefined>;
-  /** throws UniqueViolation when the owner already has a label of that name on the tenant */
+  /** throws DuplicateKeyError('label.name') when the owner already has a label of that name on the tenant */
   insertLabels(labels: NewLabel[]): Promise<void>;
   updateLabel(id: string, patch: { name: string; nameNormalized: string; value: string | null; updatedAt: Date }): Promise<void>;
   deleteLabel(id: string): Promise<void>;

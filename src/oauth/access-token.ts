@@ -1,10 +1,15 @@
 // Access tokens: JWTs (RFC 9068 `at+jwt`) signed with the key ring's ES256 key. A token names
 // its principal and, for a client, the secret it was obtained with, so that revoking either
-// ends the token. Verification pins the algorithm, issuer, audience, type and region and looks
-// keys up only in our own key ring (never jku/x5u/jwk headers).
+// ends the token. Verification pins the algorithm, issuer, audience, type and region, looks keys
+// up only in our own key ring (never jku/x5u/jwk headers), and refuses any claim of a form we do
+// not issue and any lifetime longer than we give, before the principal is looked up.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
+import { parseScopeClaim, scopeText } from '../access/scope.js';
+import type { RoleName } from '../access/roles.js';
+import { isCanonicalUuid, TENANT_ID_PATTERN } from '../ids.js';
+import { possibleClientId } from '../credentials/model.js';
 import { SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
 
 export interface TokenSubject {
@@ -15,6 +20,8 @@ export interface TokenSubject {
   /** the public client_id, for client tokens */
   clientId?: string;
   secretId?: string;
+  /** the roles the token is narrowed to; undefined: every role the principal holds at each request */
+  scope?: readonly RoleName[];
 }
 
 export interface AccessTokenClaims extends JWTPayload {
@@ -30,6 +37,8 @@ export interface AccessTokenClaims extends JWTPayload {
   pty: 'client' | 'user';
   client_id?: string;
   secret_id?: string;
+  /** role names, space-separated (scopeText): present only when the token was narrowed to them */
+  scope?: string;
 }
 
 export interface IssuedToken {
@@ -44,6 +53,34 @@ export class InvalidToken extends Error {
     super(reason);
     this.name = 'InvalidToken';
   }
+}
+
+/** Clock difference tolerated between the issuing and the verifying process, in seconds. */
+export const CLOCK_SKEW_SECONDS = 5;
+
+/**
+ * What jose does not check, before anything reaches the database: every claim has the form we
+ * issue (a token signed with our key but holding other values must end as invalid_token, never
+ * as a database error), and the token's lifetime is one we could have given it.
+ */
+function checkClaims(payload: JWTPayload, now: number, settings: TokenSettings): void {
+  if (payload.region !== settings.region) throw new InvalidToken('token is for another region');
+  if (payload.pty !== 'client' && payload.pty !== 'user') throw new InvalidToken('token has no principal type');
+  // jose has checked that iat and exp are numbers and that exp has not passed
+  const iat = payload.iat!;
+  const exp = payload.exp!;
+  if (iat > now + CLOCK_SKEW_SECONDS) throw new InvalidToken('token issued in the future');
+  if (exp - iat > settings.ttlSeconds + CLOCK_SKEW_SECONDS) throw new InvalidToken('token lifetime is longer than this server issues');
+  if (!isCanonicalUuid(payload.sub)) throw new InvalidToken('token subject is not a principal id');
+  if (!isCanonicalUuid(payload.jti)) throw new InvalidToken('token id is not a UUID');
+  if (typeof payload.tid !== 'string' || !TENANT_ID_PATTERN.test(payload.tid)) throw new InvalidToken('token has no tenant');
+  if (payload.secret_id !== undefined && !isCanonicalUuid(payload.secret_id)) throw new InvalidToken('token secret id is not a UUID');
+  if (payload.client_id !== undefined && (typeof payload.client_id !== 'string' || !possibleClientId(payload.client_id))) {
+    throw new InvalidToken('token client id is malformed');
+  }
+  if (payload.scope !== undefined && parseScopeClaim(payload.scope) === undefined) throw new InvalidToken('token scope is malformed');
+  if (payload.pty === 'client' && (payload.secret_id === undefined || payload.client_id === undefined))
+    throw new InvalidToken('client token without secret');
 }
 
 export interface TokenSettings {
@@ -61,6 +98,8 @@ export class AccessTokens {
   ) {}
 
   async issue(subject: TokenSubject): Promise<IssuedToken> {
+    // an empty scope claim would mean "no role": the grant never narrows to nothing
+    if (subject.scope !== undefined && subject.scope.length === 0) throw new Error('a scoped token needs at least one role');
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.settings.ttlSeconds;
     const jti = randomUUID();
@@ -71,6 +110,7 @@ export class AccessTokens {
       pty: subject.kind,
       ...(subject.clientId ? { client_id: subject.clientId } : {}),
       ...(subject.secretId ? { secret_id: subject.secretId } : {}),
+      ...(subject.scope !== undefined ? { scope: scopeText(subject.scope) } : {}),
     };
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: 'at+jwt' })
@@ -102,7 +142,7 @@ export class AccessTokens {
           audience: this.settings.audience,
           typ: 'at+jwt',
           currentDate: this.clock.now(),
-          clockTolerance: 5,
+          clockTolerance: CLOCK_SKEW_SECONDS,
           requiredClaims: ['iss', 'sub', 'aud', 'iat', 'exp', 'jti'],
         },
       ));
@@ -112,10 +152,7 @@ export class AccessTokens {
       if (err instanceof joseErrors.JOSEError) throw new InvalidToken(`token rejected (${err.code})`);
       throw err;
     }
-    if (payload.region !== this.settings.region) throw new InvalidToken('token is for another region');
-    if (payload.pty !== 'client' && payload.pty !== 'user') throw new InvalidToken('token has no principal type');
-    if (typeof payload.tid !== 'string') throw new InvalidToken('token has no tenant');
-    if (payload.pty === 'client' && typeof payload.secret_id !== 'string') throw new InvalidToken('client token without secret');
+    checkClaims(payload, this.clock.now().getTime() / 1000, this.settings);
     return payload as AccessTokenClaims;
   }
 }

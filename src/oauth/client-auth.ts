@@ -1,16 +1,11 @@
 // Client authentication at the token endpoint: HTTP Basic (client_secret_basic, RFC 6749
 // section 2.3.1: each part form-urlencoded before base64) or client_id + client_secret in the
 // body (client_secret_post). Using both in one request is invalid_request (section 2.3).
-import type { CredentialService } from '../credentials/service.js';
+import type { AuthenticatedClient, CredentialService } from '../credentials/service.js';
 import { invalidClient, invalidRequest } from './errors.js';
 import type { TokenParams } from './params.js';
 
-export interface AuthenticatedClient {
-  clientUuid: string;
-  clientId: string;
-  tenantId: string;
-  secretId: string;
-}
+export type { AuthenticatedClient } from '../credentials/service.js';
 
 export interface PresentedCredentials {
   clientId: string;
@@ -48,7 +43,10 @@ export function presentedCredentials(authorization: string | undefined, params: 
   return undefined;
 }
 
-export async function authenticateClient(credentials: CredentialService, presented: PresentedCredentials | undefined): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  credentials: Pick<CredentialService, 'authenticate'>,
+  presented: PresentedCredentials | undefined,
+): Promise<AuthenticatedClient> {
   if (!presented) throw invalidClient();
   const client = await credentials.authenticate(presented.clientId, presented.clientSecret);
   if (!client) throw invalidClient();

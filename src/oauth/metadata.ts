@@ -1,5 +1,6 @@
 // Discovery: authorization-server metadata (RFC 8414) and the public signing keys (JWKS).
 import type { FastifyInstance } from 'fastify';
+import { SCOPE_NAMES } from '../access/scope.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import { SIGNING_ALG } from '../keys/key-ring.js';
 import { GRANT_TYPES, TOKEN_PATH } from './token-endpoint.js';
@@ -14,6 +15,8 @@ export function authorizationServerMetadata(issuer: string) {
     jwks_uri: `${issuer}${JWKS_PATH}`,
     grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // scopes are role names (oauth/scope.ts); a client may ask only for roles it holds
+    scopes_supported: [...SCOPE_NAMES],
     // no authorization endpoint: this server issues tokens to clients and devices only
     response_types_supported: [],
     access_token_signing_alg_values_supported: [SIGNING_ALG],

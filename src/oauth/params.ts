@@ -1,6 +1,7 @@
 // Token-request parameters from a form or JSON body. Every value must be a single string, and a
 // parameter sent twice is invalid_request (RFC 6749 section 3.2), in either body format.
 import { invalidRequest, OAuthError } from './errors.js';
+import { topLevelKeys } from './json-keys.js';
 
 export type TokenParams = Partial<Record<string, string>>;
 
@@ -11,21 +12,28 @@ export interface ParsedParams {
   notString?: string;
 }
 
-/** application/x-www-form-urlencoded */
-export function parseForm(body: string): ParsedParams {
-  const params: TokenParams = {};
-  const repeated: string[] = [];
-  for (const [key, value] of new URLSearchParams(body)) {
-    if (key in params) repeated.push(key);
-    params[key] = value;
+/** Repeated names, once each, in the order they were repeated. */
+function repeatedNames(names: Iterable<string>): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) repeated.add(name);
+    seen.add(name);
   }
-  return { params, repeated };
+  return [...repeated];
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** application/x-www-form-urlencoded */
+export function parseForm(body: string): ParsedParams {
+  // no prototype: a parameter named like an Object method ("toString") is just a parameter
+  const params: TokenParams = Object.create(null);
+  const pairs = [...new URLSearchParams(body)];
+  for (const [key, value] of pairs) params[key] = value;
+  return { params, repeated: repeatedNames(pairs.map(([key]) => key)) };
+}
 
 /** application/json: a flat object of strings. JSON.parse keeps the last of repeated keys, so
- *  repeats are found in the text (a top-level key appearing as `"key":` more than once). */
+ *  repeats are found by reading the top-level keys again, decoded (json-keys.ts). */
 export function parseJson(body: string): ParsedParams {
   let value: unknown;
   try {
@@ -34,17 +42,14 @@ export function parseJson(body: string): ParsedParams {
     throw invalidRequest('malformed JSON body');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidRequest('the body must be a JSON object');
-  const params: TokenParams = {};
-  const repeated: string[] = [];
+  const params: TokenParams = Object.create(null);
   let notString: string | undefined;
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === null || v === undefined) continue;
     if (typeof v !== 'string') notString ??= key;
     else params[key] = v;
-    const occurrences = body.match(new RegExp(`"${escapeRegExp(JSON.stringify(key).slice(1, -1))}"\\s*:`, 'g'))?.length ?? 0;
-    if (occurrences > 1) repeated.push(key);
   }
-  return { params, repeated, ...(notString ? { notString } : {}) };
+  return { params, repeated: repeatedNames(topLevelKeys(body)), ...(notString ? { notString } : {}) };
 }
 
 export const PARSED_BODY = Symbol('token request body');
@@ -54,7 +59,9 @@ export function tokenParams(body: unknown): TokenParams {
   if (typeof body !== 'object' || !(PARSED_BODY in body))
     throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
   const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
-  if (parsed.repeated.length > 0) throw invalidRequest(`parameter sent more than once: ${[...new Set(parsed.repeated)].join(', ')}`);
+  if (parsed.repeated.length > 0) {
+    throw invalidRequest(`parameter sent more than once: ${parsed.repeated.map((name) => JSON.stringify(name.slice(0, 64))).join(', ')}`);
+  }
   if (parsed.notString) throw invalidRequest(`parameter ${parsed.notString} must be a string`);
   if (Object.entries(parsed.params).some(([k, v]) => k.includes('\u0000') || v!.includes('\u0000'))) {
     throw invalidRequest('parameters must not contain NUL characters');

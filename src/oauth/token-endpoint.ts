@@ -1,11 +1,13 @@
 // POST /auth/api/v2/auth/token. Steps, in order: no-store headers; parameters from a form or JSON
 // body (no repeats); grant_type present and supported; one client-authentication method; the
-// guessing throttle; client authentication; the grant. Errors follow RFC 6749 section 5.2.
+// guessing throttle; client authentication (its failures counted); the grant. Errors follow RFC
+// 6749 section 5.2.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Services } from '../services.js';
-import type { Metrics } from '../http/metrics.js';
-import { authenticateClient, presentedCredentials } from './client-auth.js';
+import type { CredentialService } from '../credentials/service.js';
+import type { AccessTokens } from './access-token.js';
+import type { Metrics } from '../observability/metrics.js';
+import { authenticateClient, presentedCredentials, type AuthenticatedClient } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
 import { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
@@ -16,7 +18,8 @@ export const GRANT_TYPES = ['client_credentials'] as const;
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 interface Options {
-  services: Services;
+  credentials: Pick<CredentialService, 'authenticate' | 'recordSecretUse'>;
+  tokens: AccessTokens;
   clock: Clock;
   metrics: Metrics;
   audience: string;
@@ -46,18 +49,20 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
         throw new OAuthError('unsupported_grant_type', `grant_type ${JSON.stringify(grantType.slice(0, 64))} is not supported`);
       }
       const presented = presentedCredentials(request.headers.authorization, params);
-      const throttleKey = `${presented?.clientId ?? ''}|${request.ip}`;
-      const wait = throttle.retryAfter(throttleKey);
-      if (wait > 0) {
-        throw new OAuthError('temporarily_unavailable', `too many failed attempts; retry in ${wait} seconds`, 429, {
-          'retry-after': String(wait),
-        });
+      // only failures count (failure-throttle.ts): checked before, counted after authentication
+      const caller = [presented?.clientId ?? '', request.ip] as const;
+      refuseWhileThrottled(throttle.retryAfter(...caller));
+      let client: AuthenticatedClient;
+      try {
+        client = await authenticateClient(opts.credentials, presented);
+      } catch (err) {
+        if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(throttle.fail(...caller));
+        throw err;
       }
-      // counted before the check, so a burst of parallel guesses is counted too; a success clears it
-      throttle.fail(throttleKey);
-      const client = await authenticateClient(opts.services.credentials, presented);
-      throttle.succeed(throttleKey);
-      const response = await clientCredentialsGrant(opts.services.tokens, client, params, opts.audience);
+      refuseWhileThrottled(throttle.succeed(...caller));
+      const response = await clientCredentialsGrant(opts.tokens, client, params, opts.audience);
+      // only a request that obtained a token counts as a use of the secret
+      opts.credentials.recordSecretUse(client.secretId);
       opts.metrics.tokensIssued.inc({ grant_type: grantType });
       return response;
     });
@@ -66,6 +71,13 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
       throw new OAuthError('invalid_request', 'the token endpoint accepts POST only', 405);
     });
   });
+}
+
+/** 429 with Retry-After when the guessing throttle says wait (seconds > 0). */
+function refuseWhileThrottled(seconds: number): void {
+  if (seconds > 0) {
+    throw new OAuthError('temporarily_unavailable', `too many failed attempts; retry in ${seconds} seconds`, 429, { 'retry-after': String(seconds) });
+  }
 }
 
 function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyReply, metrics: Metrics) {

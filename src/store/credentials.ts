@@ -4,10 +4,12 @@ import type { RoleAssignment } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import type { Client, ClientSecretInfo } from '../credentials/model.js';
 import type { AuthClient, ClientFilter, CredentialStore, SecretDigest } from '../credentials/store.js';
-import { likePattern, UUID_PATTERN } from '../ids.js';
+import { UUID_PATTERN } from '../ids.js';
 import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database } from './schema.js';
+
+const USES_PER_STATEMENT = 1000;
 
 export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialStore {
   async function hydrate(
@@ -114,6 +116,7 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
           tenant_id: c.tenantId,
           client_id: c.clientId,
           name: c.name,
+          name_normalized: c.nameNormalized,
           environment: c.environment,
           created_at: c.createdAt,
           updated_at: c.createdAt,
@@ -161,10 +164,7 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
       if (f.tenantIds.length === 0) return [];
       let q = db.selectFrom('clients').select(clientColumns).where('tenant_id', 'in', f.tenantIds);
       q = q.where('revoked_at', 'is', null);
-      if (f.name !== undefined) {
-        const pattern = likePattern(f.name);
-        q = q.where(sql<boolean>`lower(name) like lower(${pattern})`);
-      }
+      if (f.name !== undefined) q = q.where('name_normalized', f.name.wildcard ? 'like' : '=', f.name.pattern);
       if (f.clientIds !== undefined) {
         // only well-formed UUIDs reach the uuid column (anything else would fail the cast)
         const uuids = f.clientIds.filter((v) => UUID_PATTERN.test(v)).map((v) => v.toLowerCase());
@@ -243,12 +243,13 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     },
 
     async recordSecretUse(uses) {
-      for (const use of uses) {
-        await db
-          .updateTable('client_secrets')
-          .set({ last_used_at: sql`greatest(last_used_at, ${use.at})` })
-          .where('id', '=', use.secretId)
-          .execute();
+      // one statement per batch of a flush (two bind parameters a use; PostgreSQL takes 65535)
+      for (let i = 0; i < uses.length; i += USES_PER_STATEMENT) {
+        const rows = uses.slice(i, i + USES_PER_STATEMENT).map((u) => sql`(${u.secretId}::uuid, ${u.at}::timestamptz)`);
+        await sql`
+          update client_secrets as s set last_used_at = greatest(s.last_used_at, v.at)
+          from (values ${sql.join(rows)}) as v (id, at)
+          where s.id = v.id`.execute(db);
       }
     },
   };

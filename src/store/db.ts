@@ -8,7 +8,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
-import { acquireDataDirLock } from './data-dir-lock.js';
+import { DatabaseUnreachableError, describeConnectionFailure } from './connection-error.js';
+import { acquireDataDirLock, lockLostLine } from './data-dir-lock.js';
 
 export type Engine = 'pglite' | 'postgres';
 
@@ -23,7 +24,9 @@ export interface Db {
 }
 
 export type DbOptions =
-  | { engine: 'pglite'; dataDir: string }
+  /** onLockLost: the folder's lock was lost while open (see data-dir-lock.ts); it must stop the
+   *  process. By default: one line on standard error, exit 1. */
+  | { engine: 'pglite'; dataDir: string; onLockLost?: (reason: string) => void }
   | { engine: 'pglite'; image: Blob }
   | { engine: 'postgres'; url: string; schema?: string; poolSize?: number };
 
@@ -34,21 +37,25 @@ const PGLITE_PARSERS = { 20: (value: string) => value };
 export async function openDb(options: DbOptions): Promise<Db> {
   if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize);
   let pglite: PGlite;
-  let unlock = () => {};
+  let unlock = async () => {};
+  let assertHeld = () => {};
   if ('dataDir' in options) {
     const dir = resolve(options.dataDir);
     mkdirSync(dir, { recursive: true });
-    unlock = acquireDataDirLock(dir);
+    const lock = await acquireDataDirLock(dir, { onLost: options.onLockLost ?? exitOnLockLost });
+    unlock = lock.release;
+    assertHeld = lock.assertHeld;
     try {
       pglite = await PGlite.create(`${dir}/pgdata`, { extensions: { pg_trgm }, parsers: PGLITE_PARSERS });
     } catch (err) {
-      unlock();
+      await unlock();
       throw new Error(`cannot open the embedded database in ${dir}/pgdata: ${(err as Error).message}`, { cause: err });
     }
   } else {
     pglite = await PGlite.create({ loadDataDir: options.image, extensions: { pg_trgm }, parsers: PGLITE_PARSERS });
   }
-  const kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  // every query first checks that the folder's lease is still ours (a paused process may have lost it)
+  const kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite, assertHeld) });
   return {
     engine: 'pglite',
     kysely,
@@ -63,7 +70,7 @@ export async function openDb(options: DbOptions): Promise<Db> {
         await pglite.exec('checkpoint').catch(() => {});
         await pglite.close();
       }
-      unlock();
+      await unlock();
     },
   };
 }
@@ -80,6 +87,14 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
   });
   // an idle client that loses its connection emits 'error'; the pool replaces it
   pool.on('error', () => {});
+  // one connection up front: an unreachable database is reported at start, in words, rather
+  // than as a bare ECONNREFUSED from the first query
+  try {
+    (await pool.connect()).release();
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new DatabaseUnreachableError(describeConnectionFailure(url, err), { cause: err });
+  }
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     engine: 'postgres',
@@ -91,4 +106,9 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
       await kysely.destroy();
     },
   };
+}
+
+function exitOnLockLost(reason: string): void {
+  process.stderr.write(lockLostLine(reason));
+  process.exit(1);
 }

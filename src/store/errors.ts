@@ -1,20 +1,23 @@
-// Database errors the store turns into something a use case can act on.
-export class UniqueViolation extends Error {
-  constructor(
-    readonly constraint: string | undefined,
-    cause: unknown,
-  ) {
-    super(`unique violation${constraint ? ` on ${constraint}` : ''}`, { cause });
-    this.name = 'UniqueViolation';
-  }
-}
+// Database errors the persister turns into domain errors a use case can act on. A unique index
+// is known here by its name; above the persister it is known by the rule it keeps (errors.ts).
+import { DuplicateKeyError, type UniqueKey } from '../errors.js';
 
-/** Rethrows a unique-constraint violation (SQLSTATE 23505) as UniqueViolation. */
+const UNIQUE_KEYS: Record<string, UniqueKey> = {
+  clients_tenant_name_live_uq: 'client.name',
+  clients_client_id_uq: 'client.clientId',
+  tenant_labels_owner_name_uq: 'label.name',
+  services_owner_name_uq: 'service.name',
+  partner_subscriptions_live_name_uq: 'subscription.name',
+  users_email_uq: 'user.email',
+};
+
+/** Rethrows a unique-constraint violation (SQLSTATE 23505) of a known index as DuplicateKeyError; anything else as it is. */
 export function rethrowUnique(err: unknown): never {
   const e = err as { code?: string; constraint?: string; message?: string };
   if (e?.code === '23505') {
     const constraint = e.constraint ?? /constraint "([^"]+)"/.exec(e.message ?? '')?.[1];
-    throw new UniqueViolation(constraint, err);
+    const key = constraint === undefined ? undefined : UNIQUE_KEYS[constraint];
+    if (key) throw new DuplicateKeyError(key, { cause: err });
   }
   throw err;
 }

@@ -29,6 +29,9 @@ export function keyStore(db: Kysely<Database>): KeyStore {
         })
         .execute();
     },
+    async updateSealedKey(kid, privateJwkSealed) {
+      await db.updateTable('signing_keys').set({ private_jwk_sealed: privateJwkSealed }).where('kid', '=', kid).execute();
+    },
     async lockKeys() {
       // transaction-scoped advisory lock; the number is this table's fixed lock id
       await sql`select pg_advisory_xact_lock(7243001)`.execute(db);

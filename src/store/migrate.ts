@@ -3,7 +3,7 @@
 import { Migrator, sql, type Kysely } from 'kysely';
 import { migrations } from './migrations/index.js';
 
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<string[]> {
   // Unless told the schema, Kysely takes a migration table found in ANY schema for its own, so
   // a second database in another schema of the same PostgreSQL (search_path) would fail to
   // migrate. Name the schema the tables are created in: the current one.

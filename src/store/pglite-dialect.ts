@@ -39,7 +39,7 @@ class PGliteConnection implements DatabaseConnection {
     };
   }
 
-  // eslint-disable-next-line require-yield -- streaming is not used; Kysely requires the method
+  // biome-ignore lint/correctness/useYield: streaming is not used; Kysely's interface requires the method
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('PGlite dialect does not support streaming');
   }
@@ -50,7 +50,10 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private readonly releases = new WeakMap<DatabaseConnection, () => void>();
 
-  constructor(private readonly pg: PGlite) {
+  constructor(
+    private readonly pg: PGlite,
+    private readonly beforeAccess: () => void,
+  ) {
     this.connection = new PGliteConnection(pg);
   }
 
@@ -59,6 +62,7 @@ class PGliteDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    this.beforeAccess();
     const release = await this.mutex.lock();
     // One connection object, but each acquisition gets its own handle so releases match.
     const handle = Object.create(this.connection) as PGliteConnection;
@@ -93,12 +97,17 @@ class PGliteDriver implements Driver {
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite) {}
+  /** beforeAccess runs before every query or transaction and may refuse it by throwing (the
+   *  data-folder lock's lease check: see data-dir-lock.ts) */
+  constructor(
+    private readonly pg: PGlite,
+    private readonly beforeAccess: () => void = () => {},
+  ) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pg);
+    return new PGliteDriver(this.pg, this.beforeAccess);
   }
   createQueryCompiler() {
     return new PostgresQueryCompiler();

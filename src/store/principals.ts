@@ -16,12 +16,14 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
   }
 
   return {
+    findAssignments: assignments,
+
     async findClientPrincipal(clientUuid, secretId) {
       const row = await db
         .selectFrom('clients as c')
         .innerJoin('client_secrets as s', 's.client_id', 'c.id')
         .innerJoin('tenants as t', 't.id', 'c.tenant_id')
-        .select(['c.id', 'c.tenant_id', 'c.client_id'])
+        .select(['c.id', 'c.tenant_id', 'c.client_id', 't.tokens_valid_after'])
         .where('c.id', '=', clientUuid)
         .where('s.id', '=', secretId)
         .where('c.revoked_at', 'is', null)
@@ -37,6 +39,7 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
         clientId: row.client_id,
         secretId,
         assignments: await assignments('client', row.id),
+        tokensValidAfter: row.tokens_valid_after,
       };
       return principal;
     },
@@ -45,13 +48,19 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
       const row = await db
         .selectFrom('users as u')
         .innerJoin('tenants as t', 't.id', 'u.tenant_id')
-        .select(['u.id', 'u.tenant_id'])
+        .select(['u.id', 'u.tenant_id', 't.tokens_valid_after'])
         .where('u.id', '=', userId)
         .where('u.disabled_at', 'is', null)
         .where('t.enabled', '=', true)
         .executeTakeFirst();
       if (!row) return undefined;
-      return { kind: 'user', id: row.id, tenantId: String(row.tenant_id), assignments: await assignments('user', row.id) };
+      return {
+        kind: 'user',
+        id: row.id,
+        tenantId: String(row.tenant_id),
+        assignments: await assignments('user', row.id),
+        tokensValidAfter: row.tokens_valid_after,
+      };
     },
   };
 }

@@ -30,6 +30,8 @@ export interface TenantsTable {
   updated_at: Timestamp;
   /** enabled in at least one environment (kept with the environments, in one transaction) */
   enabled: Generated<boolean>;
+  /** set when the tenant is disabled: tokens of its principals issued before it stay refused */
+  tokens_valid_after: NullableTimestamp;
 }
 
 /** maintained by a trigger on tenants (migration 20261122T1900); never written by the app */
@@ -66,6 +68,8 @@ export interface ServicesTable {
   id: string;
   owner_tenant_id: Int8;
   name: string;
+  /** comparison key of the name (text.ts nameKey); unique per owner */
+  name_normalized: string;
   description: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -106,6 +110,8 @@ export interface ClientsTable {
   tenant_id: Int8;
   client_id: string;
   name: string;
+  /** comparison key of the name (text.ts nameKey); unique among the tenant's live clients */
+  name_normalized: string;
   environment: string;
   created_at: Timestamp;
   updated_at: Timestamp;

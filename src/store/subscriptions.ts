@@ -53,6 +53,7 @@ export function subscriptionStore(db: Kysely<Database>): SubscriptionStore {
           id: s.id,
           owner_tenant_id: s.ownerTenantId,
           name: s.name,
+          name_normalized: s.nameNormalized,
           description: s.description,
           created_at: s.createdAt,
           updated_at: s.updatedAt,

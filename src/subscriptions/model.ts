@@ -1,7 +1,7 @@
 // Services (what the vendor or a partner offers) and partner subscriptions (a partner's packaging
 // of a service, assigned to its child tenants). A retired subscription can no longer be
 // assigned; tenants that have it keep it.
-import { badInput } from '../errors.js';
+import { checkFreeText, checkName, TEXT_LIMITS } from '../text.js';
 
 export interface Service {
   id: string;
@@ -23,16 +23,12 @@ export interface PartnerSubscription {
   retiredAt: Date | null;
 }
 
+/** A service or subscription name: the common name rules (text.ts); `normalized` is its comparison key. */
 export function checkOfferingName(raw: string, field: string): { name: string; normalized: string } {
-  const name = raw.normalize('NFC').trim();
-  if (name.length === 0 || name.length > 200) throw badInput(`${field} must be 1 to 200 characters`, { field });
-  // eslint-disable-next-line no-control-regex -- control characters are what is being rejected
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw badInput(`${field} must not contain control characters`, { field });
-  return { name, normalized: name.normalize('NFKC').toLowerCase() };
+  const { name, key } = checkName(raw, field);
+  return { name, normalized: key };
 }
 
 export function checkDescription(raw: string | null | undefined): string | null {
-  if (raw === null || raw === undefined) return null;
-  if (raw.length > 2000) throw badInput('description must be at most 2000 characters', { field: 'description' });
-  return raw;
+  return checkFreeText(raw, 'description', TEXT_LIMITS.description);
 }

@@ -6,17 +6,26 @@ import { assertCan, reaches } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { badInput, conflict, notFound } from '../errors.js';
-import type { Store } from '../store/index.js';
-import { UniqueViolation } from '../store/errors.js';
+import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
+import type { Transactional } from '../transaction.js';
 import { checkTenantId, type Tenant } from '../tenants/model.js';
 import { scopeOf, type TenantService } from '../tenants/service.js';
 import { checkUuid } from '../ids.js';
 import { checkDescription, checkOfferingName, type PartnerSubscription, type Service } from './model.js';
+import type { AuditStore } from '../audit/store.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { SubscriptionStore } from './store.js';
+
+/** Everything the service and subscription use cases read and write. */
+export interface SubscriptionStores {
+  subscriptions: SubscriptionStore;
+  tenants: Pick<TenantStore, 'findTenant' | 'updateTenant'>;
+  audit: AuditStore;
+}
 
 export class SubscriptionService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Transactional<SubscriptionStores>,
     private readonly clock: Clock,
     private readonly tenants: TenantService,
   ) {}
@@ -33,7 +42,7 @@ export class SubscriptionService {
     const now = this.clock.now();
     const owner = await this.partner(caller, input.owner_tenant_id, 'owner_tenant_id');
     assertCan(caller.principal, scopeOf(owner), 'subscriptions.manage', now);
-    const { name } = checkOfferingName(input.name, 'name');
+    const { name, normalized } = checkOfferingName(input.name, 'name');
     const service: Service = {
       id: randomUUID(),
       ownerTenantId: owner.id,
@@ -44,9 +53,10 @@ export class SubscriptionService {
     };
     return this.store.transaction(async (tx) => {
       try {
-        await tx.subscriptions.insertService(service);
+        await tx.subscriptions.insertService({ ...service, nameNormalized: normalized });
       } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(`partner ${owner.id} already has a service named "${name}"`);
+        if (err instanceof DuplicateKeyError && err.key === 'service.name')
+          throw conflict(`partner ${owner.id} already has a service named "${name}"`);
         throw err;
       }
       await this.audit(tx, caller, owner.id, 'service.created', 'service', service.id, { name }, now);
@@ -91,7 +101,8 @@ export class SubscriptionService {
       try {
         await tx.subscriptions.insertSubscription({ ...subscription, nameNormalized: normalized });
       } catch (err) {
-        if (err instanceof UniqueViolation) throw conflict(`partner ${partner.id} already has a subscription named "${name}"`);
+        if (err instanceof DuplicateKeyError && err.key === 'subscription.name')
+          throw conflict(`partner ${partner.id} already has a subscription named "${name}"`);
         throw err;
       }
       await this.audit(tx, caller, partner.id, 'subscription.created', 'subscription', subscription.id, { name, service: service.id }, now);
@@ -168,7 +179,16 @@ export class SubscriptionService {
     return { subscription, partner };
   }
 
-  private audit(tx: Store, caller: Caller, tenantId: string, action: string, kind: string, id: string, details: Record<string, unknown>, now: Date) {
+  private audit(
+    tx: SubscriptionStores,
+    caller: Caller,
+    tenantId: string,
+    action: string,
+    kind: string,
+    id: string,
+    details: Record<string, unknown>,
+    now: Date,
+  ) {
     return tx.audit.insertEvent(principalEvent(caller.principal, now, tenantId, action, { kind, id }, details));
   }
 }

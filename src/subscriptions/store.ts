@@ -8,7 +8,8 @@ export interface AssignedSubscription {
 }
 
 export interface SubscriptionStore {
-  insertService(service: Service): Promise<void>;
+  /** throws DuplicateKeyError('service.name') when the owner already has a service of that name (compared by nameNormalized) */
+  insertService(service: Service & { nameNormalized: string }): Promise<void>;
   findService(id: string): Promise<Service | undefined>;
   listServices(ownerTenantIds: string[]): Promise<Service[]>;
   insertSubscription(subscription: PartnerSubscription & { nameNormalized: string }): Promise<void>;

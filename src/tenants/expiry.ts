@@ -3,12 +3,13 @@
 // and an audit event. Idempotent (a disabled tenant is not picked again) and safe with several
 // processes: each batch locks its rows and skips rows another process holds.
 import type { Clock } from '../clock.js';
-import type { Store } from '../store/index.js';
+import type { Transactional } from '../transaction.js';
+import type { TenantStores } from './service.js';
 import { DAY_MS } from './model.js';
 
 const BATCH = 200;
 
-export async function disableExpiredTenants(store: Store, clock: Clock, graceDays: number): Promise<string[]> {
+export async function disableExpiredTenants(store: Transactional<TenantStores>, clock: Clock, graceDays: number): Promise<string[]> {
   const disabled: string[] = [];
   for (;;) {
     const now = clock.now();
@@ -18,7 +19,7 @@ export async function disableExpiredTenants(store: Store, clock: Clock, graceDay
       for (const t of expired) {
         const envs = await tx.tenants.environments([t.id]);
         await tx.tenants.setEnvironments(t.id, new Map(envs.map((e) => [e.name, false])), now);
-        await tx.tenants.updateTenant(t.id, { enabled: false, updatedAt: now });
+        await tx.tenants.updateTenant(t.id, { enabled: false, tokensValidAfter: now, updatedAt: now });
         await tx.audit.insertEvent({
           occurredAt: now,
           tenantId: t.id,

@@ -4,9 +4,18 @@
 import DataLoader from 'dataloader';
 import type { Clock } from '../clock.js';
 import type { TenantLabel } from '../labels/model.js';
-import type { Store } from '../store/index.js';
 import type { AssignedSubscription } from '../subscriptions/store.js';
 import type { Environment, Tenant, Visibility } from './model.js';
+import type { LabelStore } from '../labels/store.js';
+import type { SubscriptionStore } from '../subscriptions/store.js';
+import type { TenantStore } from './store.js';
+
+/** What the per-request batch loaders read. */
+export interface TenantLoaderStores {
+  tenants: Pick<TenantStore, 'environments' | 'childTenants'>;
+  labels: Pick<LabelStore, 'labelsFor'>;
+  subscriptions: Pick<SubscriptionStore, 'subscriptionsFor'>;
+}
 
 export interface TenantLoaders {
   environments: DataLoader<string, Environment[]>;
@@ -21,7 +30,7 @@ function grouped<T>(ids: readonly string[], rows: T[], key: (row: T) => string):
   return ids.map((id) => by.get(id)!);
 }
 
-export function createTenantLoaders(store: Store, clock: Clock, visibility: () => Promise<Visibility>): TenantLoaders {
+export function createTenantLoaders(store: TenantLoaderStores, clock: Clock, visibility: () => Promise<Visibility>): TenantLoaders {
   return {
     environments: new DataLoader(async (ids) => grouped(ids, await store.tenants.environments([...ids]), (e) => e.tenantId)),
     labels: new DataLoader(async (ids) => grouped(ids, await store.labels.labelsFor([...ids]), (l) => l.tenantId)),

@@ -3,6 +3,8 @@
 import { domainToASCII } from 'node:url';
 import { badInput } from '../errors.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
+import { checkLine, checkName, checkOpaque, quoted, TEXT_LIMITS } from '../text.js';
+import { parseTimestamp } from '../time.js';
 
 export interface Tenant {
   id: string;
@@ -50,7 +52,7 @@ export const DEFAULT_ENVIRONMENT: EnvironmentName = 'echo';
 export function checkEnvironmentName(name: string, field = 'environments'): EnvironmentName {
   const key = name.trim().toLowerCase();
   if (!(key in ENVIRONMENTS)) {
-    throw badInput(`unknown environment "${name}"; known environments: ${Object.keys(ENVIRONMENTS).join(', ')}`, { field });
+    throw badInput(`unknown environment ${quoted(name)}; known environments: ${Object.keys(ENVIRONMENTS).join(', ')}`, { field });
   }
   return key as EnvironmentName;
 }
@@ -80,28 +82,23 @@ export const isActive = (envs: ReadonlyMap<string, boolean>) => [...envs.values(
 
 // ---- names and domains -------------------------------------------------------------------------
 
-export const MAX_NAME_LENGTH = 200;
-
+/** A tenant name: the common name rules (text.ts); `normalized` is what name search compares. */
 export function normalizeTenantName(raw: string, field = 'name'): { name: string; normalized: string } {
-  const name = raw.normalize('NFC').trim().replace(/\s+/g, ' ');
-  if (name.length === 0) throw badInput(`${field} must not be empty`, { field });
-  if (name.length > MAX_NAME_LENGTH) throw badInput(`${field} must be at most ${MAX_NAME_LENGTH} characters`, { field });
-  // eslint-disable-next-line no-control-regex -- control characters are what is being rejected
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw badInput(`${field} must not contain control characters`, { field });
-  return { name, normalized: name.normalize('NFKC').toLowerCase() };
+  const { name, key } = checkName(raw, field);
+  return { name, normalized: key };
 }
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/;
 
 /** A domain name, stored as given and normalized to lower-case ASCII (IDNA) for search. */
 export function checkDomain(raw: string): { domain: string; normalized: string } {
-  const domain = raw.trim().replace(/\.$/, '');
+  const domain = (checkLine(raw, 'domain', TEXT_LIMITS.domain) ?? '').replace(/\.$/, '');
   const ascii = domainToASCII(domain).toLowerCase();
-  if (!ascii || !DOMAIN.test(ascii)) throw badInput(`"${raw}" is not a domain name`, { field: 'domain' });
+  if (!ascii || !DOMAIN.test(ascii)) throw badInput(`${quoted(raw)} is not a domain name`, { field: 'domain' });
   return { domain, normalized: ascii };
 }
 
-export { checkTenantId, likePattern, TENANT_ID_PATTERN } from '../ids.js';
+export { checkTenantId, TENANT_ID_PATTERN } from '../ids.js';
 
 // ---- ordering and cursors ----------------------------------------------------------------------
 
@@ -124,11 +121,13 @@ export function encodeCursor(pos: CursorPosition): string {
 }
 
 export function decodeCursor(cursor: string, orderBy: OrderField, orderDir: OrderDir): CursorPosition {
+  const notOurs = () => badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+  checkOpaque(cursor, 'cursorPos', TEXT_LIMITS.cursor);
   let parts: unknown;
   try {
-    parts = cursor.length <= 2048 ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    parts = undefined;
+    throw notOurs();
   }
   if (
     !Array.isArray(parts) ||
@@ -140,16 +139,22 @@ export function decodeCursor(cursor: string, orderBy: OrderField, orderDir: Orde
     typeof parts[4] !== 'string' ||
     !TENANT_ID_PATTERN.test(parts[4])
   ) {
-    throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+    throw notOurs();
   }
   if (parts[1] !== orderBy || parts[2] !== orderDir) {
     throw badInput(`cursorPos was issued for orderBy ${parts[1]} ${parts[2]}; this query orders by ${orderBy} ${orderDir}`, { field: 'cursorPos' });
   }
-  const value = parts[3] as string;
-  if ((orderBy === 'CreatedAt' || orderBy === 'UpdatedAt') && Number.isNaN(Date.parse(value))) {
-    throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
+  // the value goes into a query as a key of the given order: it must be one the database can hold
+  let value = parts[3] as string;
+  if (orderBy === 'CreatedAt' || orderBy === 'UpdatedAt') {
+    const at = parseTimestamp(value);
+    if (!at) throw notOurs();
+    value = at.toISOString();
+  } else if (orderBy === 'Id') {
+    if (!TENANT_ID_PATTERN.test(value)) throw notOurs();
+  } else {
+    checkOpaque(value, 'cursorPos', TEXT_LIMITS.cursor);
   }
-  if (orderBy === 'Id' && !TENANT_ID_PATTERN.test(value)) throw badInput('cursorPos is not a cursor this service issued', { field: 'cursorPos' });
   return { orderBy, orderDir, value, id: parts[4] as string };
 }
 

@@ -1,11 +1,11 @@
 // The TenantsQuery input of the specification, checked and turned into a TenantSearch.
 import { parseTimeInput } from '../time.js';
 import { badInput } from '../errors.js';
+import { searchKey } from '../text.js';
 import {
   checkEnvironmentName,
   checkTenantId,
   DEFAULT_MAX_RESULTS,
-  likePattern,
   MAX_MAX_RESULTS,
   ORDER_FIELDS,
   TENANT_ID_PATTERN,
@@ -47,15 +47,6 @@ export interface ParsedTenantsQuery {
 /** longest id list a query takes (each id is a bind parameter) */
 export const MAX_LIST = 1000;
 
-function matcher(raw: string, field: string): { pattern: string; wildcard: boolean } {
-  if (raw.length === 0 || raw.length > 200) throw badInput(`${field} must be 1 to 200 characters`, { field });
-  const wildcard = raw.includes('%');
-  // stored names have their whitespace collapsed; so has the search text
-  raw = raw.replace(/\s+/g, ' ');
-  // without `%` the text is compared with `=`, so it must not carry LIKE escapes (`a_b`, not `a\_b`)
-  return { pattern: wildcard ? likePattern(raw.trim()) : raw.trim().normalize('NFKC').toLowerCase(), wildcard };
-}
-
 function timeRange(input: TenantsQueryInput['createdTimeFilter'], field: string): TimeRange | undefined {
   if (!input) return undefined;
   const start = input.startTime == null ? null : parseTimeInput(input.startTime, `${field}.startTime`);
@@ -89,7 +80,7 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
   const search: ParsedTenantsQuery['search'] = { orderBy, orderDir };
   if (q.ids != null) search.ids = [...new Set(q.ids.map((id) => checkTenantId(id, 'ids')))];
   if (q.name != null) {
-    const m = matcher(q.name, 'name');
+    const m = searchKey(q.name, 'name');
     search.name = { ...m, id: TENANT_ID_PATTERN.test(q.name.trim()) ? q.name.trim() : null };
   }
   if (q.environmentFilter) {
@@ -99,8 +90,8 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
       enabled: enabled ?? null,
     };
   }
-  if (q.labelFilter?.label_name != null) search.labelName = matcher(q.labelFilter.label_name, 'labelFilter.label_name');
-  if (q.withPartnerSubscription != null) search.subscriptionName = matcher(q.withPartnerSubscription, 'withPartnerSubscription');
+  if (q.labelFilter?.label_name != null) search.labelName = searchKey(q.labelFilter.label_name, 'labelFilter.label_name');
+  if (q.withPartnerSubscription != null) search.subscriptionName = searchKey(q.withPartnerSubscription, 'withPartnerSubscription');
   if (q.partnership?.parent != null) search.parentId = checkTenantId(q.partnership.parent, 'partnership.parent');
   const isPartner = q.isPartner ?? q.partnership?.is_partner;
   if (q.isPartner != null && q.partnership?.is_partner != null && q.isPartner !== q.partnership.is_partner) {

@@ -8,10 +8,10 @@ import { ROOT_TENANT_ID } from '../access/roles.js';
 import { visibilityFor } from '../access/visibility.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { badInput, notFound } from '../errors.js';
+import { badInput, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import { checkLabel } from '../labels/model.js';
-import type { Store } from '../store/index.js';
-import { UniqueViolation } from '../store/errors.js';
+import type { Transactional } from '../transaction.js';
+import { checkFreeText, checkLine, TEXT_LIMITS } from '../text.js';
 import {
   applyEnvironmentChanges,
   checkDomain,
@@ -29,7 +29,16 @@ import {
   type Visibility,
 } from './model.js';
 import { parseTenantsQuery, type TenantsQueryInput } from './search.js';
-import type { TenantPatch } from './store.js';
+import type { AuditStore } from '../audit/store.js';
+import type { LabelStore } from '../labels/store.js';
+import type { TenantPatch, TenantStore } from './store.js';
+
+/** Everything the tenant use cases (and the expiry job) read and write. */
+export interface TenantStores {
+  tenants: TenantStore;
+  labels: Pick<LabelStore, 'insertLabels'>;
+  audit: AuditStore;
+}
 
 export interface TenantCreateInput {
   name: string;
@@ -60,6 +69,13 @@ export interface TenantSettings {
 }
 
 export const MAX_SUPPORT_DAYS = 366;
+export const MAX_LABELS_AT_CREATION = 100;
+/** environment entries of one request (the catalog has three; entries apply in order) */
+export const MAX_ENVIRONMENT_ENTRIES = 20;
+
+function atMost(list: readonly unknown[] | null | undefined, max: number, field: string, hint = ''): void {
+  if ((list?.length ?? 0) > max) throw badInput(`${field}: at most ${max} entries${hint}`, { field });
+}
 
 export function scopeOf(t: Tenant): TenantScope {
   return { id: t.id, path: t.path, supportEnabled: t.supportEnabled, supportExpiresAt: t.supportExpiresAt };
@@ -67,13 +83,28 @@ export function scopeOf(t: Tenant): TenantScope {
 
 export class TenantService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Transactional<TenantStores>,
     private readonly clock: Clock,
     private readonly settings: TenantSettings,
   ) {}
 
   visibility(principal: Principal): Promise<Visibility> {
     return visibilityFor(principal, this.store.tenants, this.clock.now());
+  }
+
+  /**
+   * The tenant a request acts in: the one it names (X-Tenant-Context), else the principal's home.
+   * A named tenant the principal's roles do not reach is FORBIDDEN, the same whether or not it
+   * exists. Without a name the request acts in the home tenant, and each operation checks its
+   * own permissions (Support staff, who do not see their home tenant, can still search).
+   */
+  async actingTenant(principal: Principal, named: string | undefined): Promise<TenantScope> {
+    const tenantId = named ?? principal.tenantId;
+    const scope = await this.store.tenants.findScope(tenantId);
+    if (!scope || (named !== undefined && !reaches(principal, scope, this.clock.now()))) {
+      throw forbidden(`Your roles do not reach tenant ${tenantId}`);
+    }
+    return scope;
   }
 
   /** The tenant if the caller can see it; NOT_FOUND otherwise, the same for tenants that do not exist. */
@@ -131,11 +162,15 @@ export class TenantService {
     if (input.isPartner) assertCan(principal, scopeOf(parent), 'tenants.createPartner', now);
 
     const { name, normalized } = normalizeTenantName(input.name);
+    atMost(input.environments, MAX_ENVIRONMENT_ENTRIES, 'environments');
     if (input.environments && input.environments.length === 0) {
       throw badInput('environments: a new tenant is enabled in at least one environment (omit it for echo)', { field: 'environments' });
     }
     const envNames = [...new Set((input.environments ?? [DEFAULT_ENVIRONMENT]).map((e) => checkEnvironmentName(e)))];
     const domain = input.domain ? checkDomain(input.domain) : null;
+    const description = checkFreeText(input.description, 'description');
+    const actionsApprover = checkLine(input.actions_approver, 'actions_approver', TEXT_LIMITS.email);
+    atMost(input.labels, MAX_LABELS_AT_CREATION, 'labels', ' at creation (add more with createTenantLabel)');
 
     // Labels given at creation are owned by the parent partner or a partner above it, in whose
     // name the caller must be allowed to label.
@@ -161,9 +196,9 @@ export class TenantService {
         isPartner: input.isPartner ?? false,
         domain: domain?.domain ?? null,
         domainNormalized: domain?.normalized ?? null,
-        description: input.description ?? null,
+        description,
         allowResponseActions: input.allow_response_actions ?? false,
-        actionsApprover: input.actions_approver ?? null,
+        actionsApprover,
         createdAt: now,
       });
       await tx.tenants.setEnvironments(tenant.id, new Map(envNames.map((e) => [e, true])), now);
@@ -181,7 +216,8 @@ export class TenantService {
           })),
         );
       } catch (err) {
-        if (err instanceof UniqueViolation) throw badInput('labels: the same label name is given twice', { field: 'labels' });
+        if (err instanceof DuplicateKeyError && err.key === 'label.name')
+          throw badInput('labels: the same label name is given twice', { field: 'labels' });
         throw err;
       }
       await tx.audit.insertEvent(
@@ -226,10 +262,11 @@ export class TenantService {
       edits.domain = d?.domain ?? null;
       edits.domainNormalized = d?.normalized ?? null;
     }
-    if (input.description !== undefined) edits.description = input.description;
+    if (input.description !== undefined) edits.description = checkFreeText(input.description, 'description');
     if (input.allow_response_actions != null) edits.allowResponseActions = input.allow_response_actions;
-    if (input.actions_approver !== undefined) edits.actionsApprover = input.actions_approver;
+    if (input.actions_approver !== undefined) edits.actionsApprover = checkLine(input.actions_approver, 'actions_approver', TEXT_LIMITS.email);
 
+    atMost(input.environments, MAX_ENVIRONMENT_ENTRIES, 'environments');
     const changes = (input.environments ?? []).map((e) => ({ name: checkEnvironmentName(e.name, 'environments.name'), enabled: e.enabled }));
     const managing = changes.length > 0 || input.disable === true || input.expiresAt != null || input.clearExpiration === true;
     if (input.expiresAt != null && input.clearExpiration) {
@@ -262,6 +299,8 @@ export class TenantService {
         const active = isActive(envs);
         if (tenant.id === ROOT_TENANT_ID && !active) throw badInput('the vendor tenant cannot be disabled', { field: 'environments' });
         patch.enabled = active;
+        // disabling cuts access: tokens issued until now stay void even if it is enabled again
+        if (locked.enabled && !active) patch.tokensValidAfter = now;
         const expiresAt = input.clearExpiration ? null : (input.expiresAt ?? locked.expiresAt);
         if (active && !locked.enabled && expiresAt && expiresAt.getTime() + this.settings.expiryGraceDays * DAY_MS < now.getTime()) {
           throw badInput('the tenant expired; set a later expiresAt or clearExpiration in the same request to enable it again', {
@@ -273,7 +312,10 @@ export class TenantService {
       if (input.clearExpiration) patch.expiresAt = null;
       // a request that only restates the current state is a no-op: updated_at stays, no audit event
       const same = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
-      const changed = envsChanged || (Object.keys(patch) as (keyof TenantPatch)[]).some((k) => k !== 'updatedAt' && !same(patch[k], locked[k]));
+      const compared = (Object.keys(patch) as (keyof TenantPatch)[]).filter(
+        (k): k is keyof TenantPatch & keyof Tenant => k !== 'updatedAt' && k !== 'tokensValidAfter',
+      );
+      const changed = envsChanged || compared.some((k) => !same(patch[k], locked[k]));
       if (!changed) return locked;
       if (envs) await tx.tenants.setEnvironments(tenant.id, envs, now);
       await tx.tenants.updateTenant(tenant.id, patch);
@@ -306,9 +348,9 @@ export class TenantService {
         throw badInput(`until must be within ${MAX_SUPPORT_DAYS} days`, { field: 'until' });
       }
     }
-    if (opts.reason && opts.reason.length > 500) throw badInput('reason must be at most 500 characters', { field: 'reason' });
+    const reason = checkFreeText(opts.reason, 'reason', TEXT_LIMITS.reason);
     const supportExpiresAt = enable ? (opts.until ?? null) : null;
-    const supportReason = enable ? (opts.reason ?? null) : null;
+    const supportReason = enable ? reason : null;
     return this.store.transaction(async (tx) => {
       const locked = await tx.tenants.lockTenant(tenant.id);
       if (!locked) throw notFound('Tenant');
@@ -322,7 +364,7 @@ export class TenantService {
       }
       await tx.tenants.updateTenant(tenant.id, { supportEnabled: enable, supportExpiresAt, supportReason, updatedAt: now });
       const action = enable ? 'tenant.support_enabled' : 'tenant.support_disabled';
-      const details = enable ? { until: opts.until?.toISOString() ?? null, reason: opts.reason ?? null } : {};
+      const details = enable ? { until: opts.until?.toISOString() ?? null, reason } : {};
       await tx.audit.insertEvent(principalEvent(principal, now, tenant.id, action, { kind: 'tenant', id: tenant.id }, details));
       return (await tx.tenants.findTenant(tenant.id))!;
     });

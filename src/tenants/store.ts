@@ -36,6 +36,8 @@ export interface TenantPatch {
   supportEnabled?: boolean;
   supportExpiresAt?: Date | null;
   supportReason?: string | null;
+  /** when access is cut (the tenant is disabled): its principals' earlier tokens stay void */
+  tokensValidAfter?: Date;
   updatedAt: Date;
 }
 

@@ -60,6 +60,19 @@ for (const engine of engines()) {
       assert.equal(res.status, 401);
       await t.service.lastUsed.flush();
       assert.equal((await read(c)).last_used_at, null);
+      // nor is one with the right secret that is refused all the same (no token was issued)
+      for (const extra of [{ scope: 'Administrator' }, { resource: 'https://elsewhere.example' }]) {
+        const refused = await t.request({
+          method: 'POST',
+          url: '/auth/api/v2/auth/token',
+          headers: { authorization: 'Basic ' + Buffer.from(`${c.clientId}:${c.secret}`).toString('base64'), 'content-type': 'application/json' },
+          payload: { grant_type: 'client_credentials', ...extra },
+        });
+        assert.equal(refused.status, 400, refused.text);
+      }
+      await t.service.lastUsed.flush();
+      assert.equal((await read(c)).last_used_at, null);
+      assert.deepEqual(await stored(c), [null]);
     });
 
     it('a token request writes nothing; the flush writes the clock time to the secret and the client', async () => {
@@ -129,6 +142,23 @@ for (const engine of engines()) {
       } finally {
         spy.mock.restore();
       }
+    });
+
+    it('writes the uses of many secrets at once, each keeping its greatest time', async () => {
+      const a = await seeded('batch-a');
+      const b = await seeded('batch-b');
+      const [secretA] = await t.db.kysely.selectFrom('client_secrets').select('id').where('client_id', '=', a.id).execute();
+      const [secretB] = await t.db.kysely.selectFrom('client_secrets').select('id').where('client_id', '=', b.id).execute();
+      const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 12, 0, s));
+      // more uses than one statement takes, most for secrets that no longer exist
+      const unknown = Array.from({ length: 2500 }, (_, i) => ({ secretId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, at: at(1) }));
+      await t.service.store.credentials.recordSecretUse([{ secretId: secretA!.id, at: at(30) }, ...unknown, { secretId: secretB!.id, at: at(20) }]);
+      await t.service.store.credentials.recordSecretUse([
+        { secretId: secretA!.id, at: at(10) },
+        { secretId: secretB!.id, at: at(40) },
+      ]);
+      assert.deepEqual(await stored(a), [at(30)]);
+      assert.deepEqual(await stored(b), [at(40)]);
     });
 
     it('keeps the greatest time when an older time is flushed later', async () => {

@@ -109,7 +109,18 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     return res.body.access_token as string;
   };
 
-  let rootToken: string | undefined;
+  let root: { token: string; issuedAt: number } | undefined;
+  // A token issued at a later instant than the clock now shows has an iat in the future and is
+  // refused (docs/tokens.md): a test that moves the clock back, or on past the token's lifetime,
+  // gets a token issued afresh.
+  const rootToken = async () => {
+    const now = clock.now().getTime();
+    // issued afresh when the test clock moved back before it, or on past its lifetime
+    if (!root || now < root.issuedAt || now >= root.issuedAt + (config.tokenTtlSeconds - 60) * 1000) {
+      root = { token: await token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET), issuedAt: now };
+    }
+    return root.token;
+  };
   return {
     engine: opts.engine,
     config,
@@ -120,7 +131,7 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     request,
     tokenResponse,
     token,
-    rootToken: async () => (rootToken ??= await token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET)),
+    rootToken,
     gql: (tok, query, variables, o = {}) =>
       request({
         method: 'POST',

@@ -12,7 +12,8 @@ import pg from 'pg';
 import { openDb, type Db, type Engine } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { PGliteDialect } from '../../src/store/pglite-dialect.js';
-import { Kysely } from 'kysely';
+import { Kysely, Migrator, sql } from 'kysely';
+import { migrations } from '../../src/store/migrations/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -49,33 +50,67 @@ export async function openTestDb(engine: Engine): Promise<Db> {
     const image = await imagePromise;
     return openDb({ engine: 'pglite', image: new Blob([image]) });
   }
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DATABASE_URL is not set');
-  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const dropSchema = async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
-  };
-  const db = await openDb({ engine: 'postgres', url, schema, poolSize: 8 });
+  const db = await openTestSchema(8);
   try {
     await migrateToLatest(db.kysely);
   } catch (err) {
     await db.close();
-    await dropSchema();
     throw err;
   }
-  const close = db.close;
+  return db;
+}
+
+/** A PostgreSQL schema of its own in TEST_DATABASE_URL, dropped when the Db closes. */
+async function openTestSchema(poolSize: number): Promise<Db> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(statement);
+    await c.end();
+  };
+  await admin(`create schema ${schema}`);
+  const db = await openDb({ engine: 'postgres', url, schema, poolSize });
   return {
     ...db,
     close: async () => {
-      await close();
-      await dropSchema();
+      await db.close();
+      await admin(`drop schema if exists ${schema} cascade`);
     },
   };
+}
+
+/** A database with no tables yet, for migration tests (PGlite: a fresh instance, about 5 s). */
+export async function openEmptyTestDb(engine: Engine): Promise<Db> {
+  if (engine === 'pglite') {
+    const pglite = await PGlite.create({ extensions: { pg_trgm }, parsers: { 20: (value: string) => value } });
+    const kysely = new Kysely<any>({ dialect: new PGliteDialect(pglite) });
+    return {
+      engine,
+      kysely,
+      pglite,
+      ping: async () => {},
+      close: async () => {
+        await kysely.destroy();
+        await pglite.close();
+      },
+    };
+  }
+  return openTestSchema(2);
+}
+
+/** Applies the migrations up to and including `name` (the schema as a release before it had it). */
+export async function migrateUpTo(db: Db, name: string): Promise<void> {
+  const current = await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely);
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'gatehouse_migrations',
+    migrationLockTableName: 'gatehouse_migrations_lock',
+    migrationTableSchema: current.rows[0]!.schema,
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error;
 }

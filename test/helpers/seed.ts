@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { TestApp } from './app.js';
+import { createTenant } from './tenants.js';
 
 export interface SeededClient {
   id: string;
@@ -29,37 +30,14 @@ export async function clientWithRoles(t: TestApp, tenant: string, roles: string[
   return { ...client, token: await t.token(client.clientId, client.secret) };
 }
 
-let seq = 0;
-/** A tenant row under a parent (the tenant interface's createTenant replaces this in its own tests). */
-export async function seedTenant(
+/** A tenant under a partner, created through the tenant interface like a user would (see
+ *  helpers/tenants.ts); kept under this name for the credential tests that use it. */
+export function seedTenant(
   t: TestApp,
   parentId: string,
   opts: { name?: string; isPartner?: boolean; supportEnabled?: boolean } = {},
 ): Promise<string> {
-  const parent = await t.db.kysely.selectFrom('tenants').select(['path', 'depth']).where('id', '=', parentId).executeTakeFirstOrThrow();
-  const name = opts.name ?? `tenant-${++seq}-${randomUUID().slice(0, 6)}`;
-  const now = t.clock.now();
-  const row = await t.db.kysely
-    .insertInto('tenants')
-    .values({
-      parent_id: parentId,
-      path: '',
-      depth: parent.depth + 1,
-      name,
-      name_normalized: name.toLowerCase(),
-      is_partner: opts.isPartner ?? false,
-      support_enabled: opts.supportEnabled ?? false,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await t.db.kysely
-    .updateTable('tenants')
-    .set({ path: `${parent.path}${row.id}.` })
-    .where('id', '=', row.id)
-    .execute();
-  return row.id;
+  return createTenant(t, parentId, opts);
 }
 
 /** Every table a mutation writes. */

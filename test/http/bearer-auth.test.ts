@@ -65,7 +65,6 @@ for (const engine of engines()) {
     let otherIssuer: TestApp;
     /** the same database serving region eu1 */
     let eu: TestApp;
-    let rootUuid: string;
     /** claims of a genuine token of the root client, as a base for crafted ones */
     let genuine: JWTPayload;
 
@@ -75,7 +74,6 @@ for (const engine of engines()) {
       eu = await startTestApp({ engine, db: t.db, clock: t.clock, env: { GATEHOUSE_REGION: 'eu1' } });
       const root = await t.rootToken();
       genuine = decodePart(root.split('.')[1]!);
-      rootUuid = genuine.sub!;
     });
     after(async () => {
       await stopSharing(otherIssuer);

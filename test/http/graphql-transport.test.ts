@@ -1,18 +1,19 @@
-// The HTTP edge of the credential GraphQL interface and the operational endpoints: bad input
-// gets a clear answer (status, code) and changes nothing; limits hold; internal errors are
-// masked; request ids, health, readiness and metrics behave as CONTRACT.md says.
+// The HTTP edge of the GraphQL interfaces and the operational endpoints: bad input gets a clear
+// answer (status, code) and changes nothing; media types, methods and statuses follow GraphQL over
+// HTTP (docs/graphql.md); no response is cached; internal errors are masked; request ids,
+// health, readiness and metrics behave as CONTRACT.md says.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GraphQLError } from 'graphql';
 import { AppError } from '../../src/errors.js';
 import { formatGraphQLError } from '../../src/graphql/errors.js';
-import { MAX_ALIASES, MAX_DEPTH } from '../../src/graphql/limits.js';
 import { BODY_LIMIT } from '../../src/app.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { CREATE_CLIENT, rowCounts } from '../helpers/seed.js';
+import { CREATE_CLIENT, createClient, rowCounts } from '../helpers/seed.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
 
 /** The GraphQL error shape of CONTRACT.md: errors[] with extensions.code, and error: [messages]. */
 function assertGraphQLError(res: Response, status: number, code: string): void {
@@ -26,15 +27,19 @@ function assertGraphQLError(res: Response, status: number, code: string): void {
   assert.equal(res.body.data, undefined, 'a request rejected before running has no data entry');
 }
 
-/** `{ __type(name: "Client") { ofType { ofType … { name } } } }` with this selection depth. */
-function nestedTypeQuery(depth: number): string {
-  // __type (1) + ofType x k + name (1)
-  const k = depth - 2;
-  return `{ __type(name: "Client") ${'{ ofType '.repeat(k)}{ name }${' }'.repeat(k)} }`;
-}
-
-function aliasedQuery(n: number): string {
-  return `{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`;
+/**
+ * A document or its variables refused before running, as each media type answers it (GraphQL over
+ * HTTP): application/json with 200, application/graphql-response+json with 400; never data.
+ */
+async function assertRefusedBeforeRunning(send: (headers: Record<string, string>) => Promise<Response>, code = 'BAD_USER_INPUT'): Promise<Response> {
+  const legacy = await send({ accept: 'application/json' });
+  assertGraphQLError(legacy, 200, code);
+  assert.match(String(legacy.headers['content-type']), /^application\/json; charset=utf-8$/);
+  const modern = await send({ accept: GRAPHQL_RESPONSE_JSON });
+  assertGraphQLError(modern, 400, code);
+  assert.match(String(modern.headers['content-type']), /^application\/graphql-response\+json; charset=utf-8$/);
+  assert.deepEqual(modern.body, legacy.body, 'the two media types differ only in status');
+  return legacy;
 }
 
 for (const engine of engines()) {
@@ -55,15 +60,17 @@ for (const engine of engines()) {
         payload,
       });
 
-    it('answers a malformed JSON body with 400 and writes nothing', async () => {
+    it('answers a malformed JSON body with 400 and writes nothing, whatever the media type', async () => {
       const before = await rowCounts(t);
-      const res = await post('{"query": "mutation { createClient(name: \\"x\\") { client_secret } }"');
-      assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-      assert.match(res.body.errors[0].message, /malformed/i);
+      for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
+        const res = await post('{"query": "mutation { createClient(name: \\"x\\") { client_secret } }"', { accept });
+        assertGraphQLError(res, 400, 'BAD_USER_INPUT');
+        assert.match(res.body.errors[0].message, /malformed/i);
+      }
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('answers JSON that is not {query: string} with 400 BAD_USER_INPUT', async () => {
+    it('answers JSON that is not {query: string} with 400 BAD_USER_INPUT, batches included', async () => {
       const before = await rowCounts(t);
       for (const payload of [
         '[]',
@@ -77,22 +84,26 @@ for (const engine of engines()) {
         JSON.stringify({ query: '{ clients { id } }', variables: 'x' }),
         JSON.stringify({ query: '{ clients { id } }', variables: [1] }),
         JSON.stringify({ query: '{ clients { id } }', operationName: 7 }),
+        JSON.stringify({ query: '{ clients { id } }', extensions: 'x' }),
       ]) {
         const res = await post(payload);
         assertGraphQLError(res, 400, 'BAD_USER_INPUT');
       }
+      const batch = await post(JSON.stringify([{ query: '{ clients { id } }' }, { query: '{ clients { id } }' }]));
+      assert.match(batch.body.errors[0].message, /Batched requests are not supported/);
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('answers a GraphQL syntax error with 400 BAD_USER_INPUT', async () => {
+    it('answers a GraphQL syntax error with BAD_USER_INPUT: 200 as application/json, 400 as application/graphql-response+json', async () => {
       const before = await rowCounts(t);
-      const res = await t.gql(token, 'mutation { createClient(name: "syntax" { client_secret } }');
-      assertGraphQLError(res, 400, 'BAD_USER_INPUT');
+      const res = await assertRefusedBeforeRunning((headers) =>
+        t.gql(token, 'mutation { createClient(name: "syntax" { client_secret } }', undefined, { headers }),
+      );
       assert.match(res.body.errors[0].message, /^Syntax Error/);
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('rejects unknown fields, arguments and types with 400 and no "Did you mean" hint', async () => {
+    it('refuses unknown fields, arguments and types before running anything', async () => {
       const before = await rowCounts(t);
       for (const query of [
         '{ clinets { id } }',
@@ -101,14 +112,12 @@ for (const engine of engines()) {
         'query($n: Strin) { clients(name: $n) { id } }',
         'mutation { createClinet(name: "typo") { client_secret } }',
       ]) {
-        const res = await t.gql(token, query);
-        assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-        assert.doesNotMatch(res.text, /did you mean/i, query);
+        await assertRefusedBeforeRunning((headers) => t.gql(token, query, undefined, { headers }));
       }
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('rejects variables of the wrong type with 400 BAD_USER_INPUT and no data', async () => {
+    it('refuses variables of the wrong type before running: BAD_USER_INPUT and no data', async () => {
       const before = await rowCounts(t);
       for (const variables of [
         { name: 5 },
@@ -119,8 +128,7 @@ for (const engine of engines()) {
         { name: 'typed', roles: { id: 'x' } },
         { name: 'typed', roles: [null] },
       ]) {
-        const res = await t.gql(token, CREATE_CLIENT, variables);
-        assertGraphQLError(res, 400, 'BAD_USER_INPUT');
+        const res = await assertRefusedBeforeRunning((headers) => t.gql(token, CREATE_CLIENT, variables, { headers }));
         assert.match(res.body.errors[0].message, /^Variable "\$(name|roles)"/, JSON.stringify(variables));
       }
       assert.deepEqual(await rowCounts(t), before);
@@ -130,26 +138,74 @@ for (const engine of engines()) {
       // Input coercion wraps a single value in a list (GraphQL spec, List input coercion), so this
       // is not a type error; the resolver still answers clearly and writes nothing.
       const before = await rowCounts(t);
-      const res = await t.gql(token, CREATE_CLIENT, { name: 'single-role', roles: 'x' });
-      assert.equal(res.status, 200, res.text);
-      assert.equal(res.body.data.createClient, null);
-      assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
+        const res = await t.gql(token, CREATE_CLIENT, { name: 'single-role', roles: 'x' }, { headers: { accept } });
+        assert.equal(res.status, 200, `${accept}: the operation ran, so 200 for both media types: ${res.text}`);
+        assert.equal(res.body.data.createClient, null);
+        assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      }
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('answers GET /graphql with 405 and Allow: POST, without executing anything', async () => {
+    it('runs a query sent with GET (parameters in the query string), never a mutation', async () => {
       const before = await rowCounts(t);
-      const res = await t.request({
+      const get = (params: Record<string, string>, accept?: string) =>
+        t.request({
+          method: 'GET',
+          url: `/graphql?${new URLSearchParams(params)}`,
+          headers: { authorization: `Bearer ${token}`, ...(accept ? { accept } : {}) },
+        });
+      const query = await get({ query: 'query($n: String) { clients(name: $n) { name } }', variables: JSON.stringify({ n: 'root%' }) });
+      assert.equal(query.status, 200, query.text);
+      assert.equal(query.body.errors, undefined, query.text);
+      assert.ok(Array.isArray(query.body.data.clients));
+
+      const mutations: Record<string, string>[] = [
+        { query: 'mutation { createClient(name: "via-get") { client_secret } }' },
+        // the operation GET would run is the one operationName names
+        { query: 'query Q { __typename } mutation M { createClient(name: "via-get-named") { client_secret } }', operationName: 'M' },
+      ];
+      for (const params of mutations) {
+        for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
+          const res = await get(params, accept);
+          assertGraphQLError(res, 405, 'BAD_USER_INPUT');
+          assert.equal(res.headers.allow, 'POST');
+        }
+      }
+      const named = await get({ query: mutations[1]!.query!, operationName: 'Q' });
+      assert.deepEqual(named.body, { data: { __typename: 'Query' } });
+
+      for (const bad of [
+        { query: '{ __typename }', variables: '{not json' },
+        { query: '{ __typename }', variables: '[1]' },
+      ]) {
+        assertGraphQLError(await get(bad), 400, 'BAD_USER_INPUT');
+      }
+      const repeated = await t.request({
         method: 'GET',
-        url: `/graphql?query=${encodeURIComponent('mutation { createClient(name: "via-get") { client_secret } }')}`,
+        url: '/graphql?query=%7B__typename%7D&query=%7B__typename%7D',
         headers: { authorization: `Bearer ${token}` },
       });
-      assertGraphQLError(res, 405, 'BAD_USER_INPUT');
-      assert.equal(res.headers.allow, 'POST');
+      assertGraphQLError(repeated, 400, 'BAD_USER_INPUT');
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('does not execute a mutation sent as text/plain, form or multipart (CSRF-safe content types)', async () => {
+    it('answers other methods with 405 and Allow: GET, POST, without executing anything', async () => {
+      for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
+        const withBody = method !== 'HEAD' && method !== 'OPTIONS';
+        const res = await t.request({
+          method,
+          url: `/graphql?query=${encodeURIComponent('{ clients { id } }')}`,
+          headers: { authorization: `Bearer ${token}`, ...(withBody ? { 'content-type': 'application/json' } : {}) },
+          ...(withBody ? { payload: { query: '{ clients { id } }' } } : {}),
+        });
+        assert.equal(res.status, 405, `${method}: ${res.text}`);
+        assert.equal(res.headers.allow, 'GET, POST', method);
+        if (method !== 'HEAD') assertGraphQLError(res, 405, 'BAD_USER_INPUT');
+      }
+    });
+
+    it('does not execute a POST sent as text/plain, form or multipart (the content types a page on another site may send)', async () => {
       const before = await rowCounts(t);
       const query = 'mutation { createClient(name: "csrf") { client_secret } }';
       const cases: [string, string][] = [
@@ -160,11 +216,35 @@ for (const engine of engines()) {
       ];
       for (const [contentType, payload] of cases) {
         const res = await post(payload, { 'content-type': contentType });
-        assert.ok(res.status === 400 || res.status === 415, `${contentType}: ${res.status} ${res.text}`);
-        assert.equal(res.body?.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', `${contentType}: ${res.text}`);
-        assert.equal(res.body.data, undefined);
+        assertGraphQLError(res, 415, 'BAD_USER_INPUT');
       }
       assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('answers an Accept header it cannot satisfy with 406, and negotiates the rest', async () => {
+      const before = await rowCounts(t);
+      const mutation = 'mutation { createClient(name: "not-acceptable") { client_secret } }';
+      for (const accept of ['text/html', 'application/xml, text/*;q=0.5', `${GRAPHQL_RESPONSE_JSON};q=0, application/json;q=0`]) {
+        const res = await t.gql(token, mutation, undefined, { headers: { accept } });
+        assertGraphQLError(res, 406, 'BAD_USER_INPUT');
+        assert.match(String(res.headers['content-type']), /^application\/json/);
+      }
+      assert.deepEqual(await rowCounts(t), before);
+      const cases: [string, string][] = [
+        [`${GRAPHQL_RESPONSE_JSON}, application/json;q=0.9`, GRAPHQL_RESPONSE_JSON],
+        [`application/json, ${GRAPHQL_RESPONSE_JSON}`, 'application/json'],
+        [`application/json;q=0.5, ${GRAPHQL_RESPONSE_JSON}`, GRAPHQL_RESPONSE_JSON],
+        ['*/*', 'application/json'],
+        ['application/*', 'application/json'],
+        [`*/*;q=0.8, ${GRAPHQL_RESPONSE_JSON}`, GRAPHQL_RESPONSE_JSON],
+        ['text/html,application/xhtml+xml,*/*;q=0.8', 'application/json'],
+      ];
+      for (const [accept, expected] of cases) {
+        const res = await t.gql(token, '{ __typename }', undefined, { headers: { accept } });
+        assert.equal(res.status, 200, `${accept}: ${res.text}`);
+        assert.equal(String(res.headers['content-type']), `${expected}; charset=utf-8`, accept);
+        assert.equal(res.headers.vary, 'Accept');
+      }
     });
 
     it('answers a body over 1 MiB with 413 and writes nothing', async () => {
@@ -176,89 +256,81 @@ for (const engine of engines()) {
       assert.deepEqual(await rowCounts(t), before);
     });
 
-    it('rejects introspection by default', async () => {
-      for (const query of ['{ __schema { types { name } } }', '{ __type(name: "Client") { name fields { name } } }']) {
-        const res = await t.gql(token, query);
-        assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-        assert.match(res.body.errors[0].message, /introspection/i);
-        assert.doesNotMatch(res.text, /client_secret/);
+    it('keeps 401 with WWW-Authenticate for a missing or bad token, whatever the media type', async () => {
+      for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
+        const missing = await t.gql(undefined, '{ __typename }', undefined, { headers: { accept } });
+        assertGraphQLError(missing, 401, 'UNAUTHENTICATED');
+        assert.equal(missing.headers['www-authenticate'], 'Bearer realm="gatehouse"');
+        const bad = await t.gql('not-a-token', '{ __typename }', undefined, { headers: { accept } });
+        assertGraphQLError(bad, 401, 'UNAUTHENTICATED');
+        assert.match(String(bad.headers['www-authenticate']), /^Bearer realm="gatehouse", error="invalid_token"$/);
+        assert.equal(String(bad.headers['content-type']), `${accept}; charset=utf-8`);
       }
-      // __typename is not introspection of the schema and stays available
-      const typename = await t.gql(token, '{ __typename }');
-      assert.equal(typename.status, 200);
-      assert.deepEqual(typename.body.data, { __typename: 'Query' });
-    });
-
-    it(`rejects a document with more than ${MAX_ALIASES} aliases with 400, and runs one with exactly ${MAX_ALIASES}`, async () => {
-      const over = await t.gql(token, aliasedQuery(MAX_ALIASES + 1));
-      assertGraphQLError(over, 400, 'BAD_USER_INPUT');
-      assert.match(over.body.errors[0].message, /aliases/);
-      const at = await t.gql(token, aliasedQuery(MAX_ALIASES));
-      assert.equal(at.status, 200, at.text);
-      assert.equal(Object.keys(at.body.data).length, MAX_ALIASES);
-    });
-
-    it('rejects aliased mutations over the limit before running any of them', async () => {
-      const before = await rowCounts(t);
-      const doc = `mutation { ${Array.from({ length: MAX_ALIASES + 1 }, (_, i) => `c${i}: createClient(name: "alias-flood-${i}") { client_secret }`).join(' ')} }`;
-      const res = await t.gql(token, doc);
-      assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-      assert.deepEqual(await rowCounts(t), before);
-    });
-
-    it('rejects a document nested deeper than the limit with 400', async () => {
-      // The credential schema is shallow; __Type.ofType recurses. Introspection is off here, so the
-      // document is refused for that too, but the depth limit must be among the reasons (the
-      // introspection-enabled app below shows the limit alone refuses it).
-      const res = await t.gql(token, nestedTypeQuery(MAX_DEPTH + 1));
-      assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-      assert.ok(
-        res.body.errors.some((e: { message: string }) => /nested deeper than/.test(e.message)),
-        res.text,
-      );
     });
   });
 
-  describe(`GraphQL over HTTP: introspection enabled (${engine})`, () => {
+  describe(`GraphQL over HTTP: no response is cached (${engine})`, () => {
     let t: TestApp;
     let token: string;
     before(async () => {
-      t = await startTestApp({ engine, env: { GATEHOUSE_GRAPHQL_INTROSPECTION: 'true' } });
+      t = await startTestApp({ engine });
       token = await t.rootToken();
     });
     after(() => t.close());
 
-    it('answers __schema when GATEHOUSE_GRAPHQL_INTROSPECTION=true', async () => {
-      const res = await t.gql(token, '{ __schema { queryType { name } mutationType { name } types { name } } }');
-      assert.equal(res.status, 200, res.text);
-      assert.equal(res.body.errors, undefined);
-      assert.equal(res.body.data.__schema.queryType.name, 'Query');
-      assert.ok(res.body.data.__schema.types.some((ty: { name: string }) => ty.name === 'ClientWithSecret'));
+    const assertNoStore = (res: Response, what: string) => {
+      assert.equal(res.headers['cache-control'], 'no-store', what);
+      assert.equal(res.headers.pragma, 'no-cache', what);
+    };
+
+    it('sends Cache-Control: no-store and Pragma: no-cache with every response that carries a client secret', async () => {
+      const created = await t.gql(token, CREATE_CLIENT, { name: 'no-store' }, { tenant: '1' });
+      assert.match(created.body.data.createClient.client_secret, /^gatehouse_cs_/);
+      assertNoStore(created, 'createClient');
+      const { id, secret } = { id: created.body.data.createClient.client.id, secret: created.body.data.createClient.client_secret };
+      const rotated = await t.gql(token, `mutation($id: ID!, $s: String) { rotateClientSecret(id: $id, secret: $s) { client_secret } }`, {
+        id,
+        s: secret,
+      });
+      assert.match(rotated.body.data.rotateClientSecret.client_secret, /^gatehouse_cs_/);
+      assertNoStore(rotated, 'rotateClientSecret');
+      const forced = await t.gql(token, `mutation($id: ID!) { forceRotateClientSecret(id: $id) { client_secret } }`, { id });
+      assert.match(forced.body.data.forceRotateClientSecret.client_secret, /^gatehouse_cs_/);
+      assertNoStore(forced, 'forceRotateClientSecret');
     });
 
-    it(`still enforces the depth limit (${MAX_DEPTH}) on an otherwise valid document`, async () => {
-      const at = await t.gql(token, nestedTypeQuery(MAX_DEPTH));
-      assert.equal(at.status, 200, at.text);
-      assert.equal(at.body.errors, undefined);
-      const over = await t.gql(token, nestedTypeQuery(MAX_DEPTH + 1));
-      assertGraphQLError(over, 400, 'BAD_USER_INPUT');
-      assert.equal(over.body.errors.length, 1, over.text);
-      assert.match(over.body.errors[0].message, new RegExp(`nested deeper than ${MAX_DEPTH}`));
-    });
-
-    it('counts depth through fragment spreads', async () => {
-      const k = MAX_DEPTH - 1; // __type + k x ofType + name = MAX_DEPTH + 1
-      const frags = Array.from({ length: k }, (_, i) => `fragment F${i} on __Type { ofType { ${i + 1 < k ? `...F${i + 1}` : 'name'} } }`).join('\n');
-      const res = await t.gql(token, `{ __type(name: "Client") { ...F0 } }\n${frags}`);
-      assertGraphQLError(res, 400, 'BAD_USER_INPUT');
-      assert.match(res.body.errors[0].message, /nested deeper than/);
+    it('sends them with errors and with answers of the tenant interface too', async () => {
+      const other = await createClient(t, token, 'no-store-other');
+      const responses: [string, Response][] = [
+        ['a GraphQL error', await t.gql(token, '{ clinets { id } }')],
+        [
+          'a resolver error',
+          await t.gql(token, `mutation($id: ID!) { rotateClientSecret(id: $id, secret: "wrong") { client_secret } }`, { id: other.id }),
+        ],
+        ['401', await t.gql(undefined, '{ clients { id } }')],
+        ['405', await t.request({ method: 'PUT', url: '/graphql' })],
+        ['406', await t.gql(token, '{ __typename }', undefined, { headers: { accept: 'text/html' } })],
+        [
+          '415',
+          await t.request({
+            method: 'POST',
+            url: '/graphql',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+            payload: '{}',
+          }),
+        ],
+        ['GET', await t.request({ method: 'GET', url: '/graphql?query=%7B__typename%7D', headers: { authorization: `Bearer ${token}` } })],
+        ['tenant interface', await t.gql(token, '{ tenants { count } }', undefined, { path: '/public/query' })],
+        ['tenant interface error', await t.gql(token, '{ tenants { cuont } }', undefined, { path: '/query' })],
+      ];
+      for (const [what, res] of responses) assertNoStore(res, `${what}: ${res.status}`);
     });
   });
 
   describe(`HTTP edge: request ids, health, readiness, metrics (${engine})`, () => {
     let t: TestApp;
     before(async () => {
-      t = await startTestApp({ engine });
+      t = await startTestApp({ engine, env: { GATEHOUSE_METRICS_PORT: '9464' } });
     });
     after(() => t.close());
 
@@ -312,23 +384,48 @@ for (const engine of engines()) {
       assert.deepEqual(res.body, { status: 'ready', database: engine });
     });
 
-    it('GET /metrics is Prometheus text and counts issued tokens', async () => {
+    it('GET /metrics (on the metrics listener) is Prometheus text and counts issued tokens', async () => {
+      const scrape = async () => {
+        const res = await t.service.metricsApp!.inject({ method: 'GET', url: '/metrics' });
+        return { status: res.statusCode, type: String(res.headers['content-type']), text: res.body };
+      };
       const counter = (text: string) => {
         const m = /^gatehouse_tokens_issued_total\{grant_type="client_credentials"\} (\d+)$/m.exec(text);
         return m ? Number(m[1]) : 0;
       };
-      const first = await t.request({ method: 'GET', url: '/metrics' });
+      const first = await scrape();
       assert.equal(first.status, 200);
-      assert.match(String(first.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+      assert.match(first.type, /^text\/plain; version=0\.0\.4/);
       const issued = counter(first.text);
       await t.token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
-      const res = await t.request({ method: 'GET', url: '/metrics' });
+      const res = await scrape();
       assert.match(res.text, /^# TYPE gatehouse_tokens_issued_total counter$/m);
       assert.equal(counter(res.text), issued + 1);
-      assert.match(res.text, /^gatehouse_http_request_duration_seconds_count\{/m);
+      // requests of the public listener are counted
+      assert.match(
+        res.text,
+        /^gatehouse_http_request_duration_seconds_count\{method="POST",route="\/auth\/api\/v2\/auth\/token",status="200"\} [1-9]/m,
+      );
       // a rejected token request does not count as issued
       await t.tokenResponse(ROOT_CLIENT_ID, 'wrong-secret-wrong-secret-wrong-secret');
-      assert.equal(counter((await t.request({ method: 'GET', url: '/metrics' })).text), issued + 1);
+      assert.equal(counter((await scrape()).text), issued + 1);
+      // the metrics listener serves /metrics and nothing else
+      assert.equal((await t.service.metricsApp!.inject({ method: 'GET', url: '/healthz' })).statusCode, 404);
+    });
+
+    it('the public listener does not serve /metrics, with or without GATEHOUSE_METRICS_PORT', async () => {
+      const res = await t.request({ method: 'GET', url: '/metrics' });
+      assert.equal(res.status, 404);
+      assert.doesNotMatch(res.text, /gatehouse_tokens_issued_total/);
+      const plain = await startTestApp({ engine });
+      try {
+        assert.equal(plain.service.metricsApp, undefined, 'no metrics listener without GATEHOUSE_METRICS_PORT');
+        const unset = await plain.request({ method: 'GET', url: '/metrics' });
+        assert.equal(unset.status, 404);
+        assert.doesNotMatch(unset.text, /gatehouse_tokens_issued_total/);
+      } finally {
+        await plain.close();
+      }
     });
 
     it('answers an unknown route with 404 JSON', async () => {

@@ -16,14 +16,71 @@ for (const engine of engines()) {
 
     it('a NUL in GraphQL variables or in the document is BAD_USER_INPUT, not INTERNAL', async () => {
       const before = await rowCounts(t);
-      const inVariable = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'nul\u0000name' });
-      assert.equal(inVariable.status, 400);
-      assert.equal(inVariable.body.errors[0].extensions.code, 'BAD_USER_INPUT');
-      assert.match(inVariable.body.errors[0].message, /NUL/);
-      const inDocument = await tq(t, await t.rootToken(), '{ tenants(tenantsQuery: {name: "a\\u0000b"}) { count } }');
-      assert.equal(inDocument.status, 400);
-      assert.equal(inDocument.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      // refused before running, like a variable of the wrong type: 200 as application/json, 400 as
+      // application/graphql-response+json, never data
+      for (const [accept, status] of [
+        ['application/json', 200],
+        ['application/graphql-response+json', 400],
+      ] as const) {
+        const headers = { accept };
+        const inVariable = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'nul\u0000name' }, { headers });
+        assert.equal(inVariable.status, status, accept);
+        assert.equal(inVariable.body.data, undefined);
+        assert.equal(inVariable.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+        assert.match(inVariable.body.errors[0].message, /NUL/);
+        const inDocument = await t.gql(await t.rootToken(), '{ tenants(tenantsQuery: {name: "a\\u0000b"}) { count } }', undefined, {
+          path: '/public/query',
+          headers,
+        });
+        assert.equal(inDocument.status, status, accept);
+        assert.equal(inDocument.body.data, undefined);
+        assert.equal(inDocument.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      }
       assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('variables nested thousands deep are BAD_USER_INPUT, never a 500 (POST and GET)', async () => {
+      const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+      for (const n of [33, 5_000, 200_000]) {
+        const body = `{"query":"query($a: [String]) { clients(clientIDs: $a) { id } }","variables":{"a":${deep(n)}}}`;
+        const post = await t.request({
+          method: 'POST',
+          url: '/graphql',
+          headers: { authorization: `Bearer ${await t.rootToken()}`, 'content-type': 'application/json' },
+          payload: body,
+        });
+        assert.equal(post.status, 400, post.text.slice(0, 300));
+        assert.equal(post.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+        assert.match(post.body.errors[0].message, /nested deeper than 32/);
+      }
+      const get = await t.request({
+        method: 'GET',
+        url: `/graphql?query=${encodeURIComponent('{ __typename }')}&variables=${encodeURIComponent(`{"x":${deep(5_000)}}`)}`,
+        headers: { authorization: `Bearer ${await t.rootToken()}` },
+      });
+      assert.equal(get.status, 400, get.text.slice(0, 300));
+      assert.equal(get.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      // the nesting the schema needs passes
+      const ok = await t.gql(await t.rootToken(), 'query($a: [String]) { clients(clientIDs: $a) { id } }', { a: ['x'] });
+      assert.equal(ok.body.errors, undefined, ok.text);
+    });
+
+    it('a NUL written as a variable-width escape in the document is BAD_USER_INPUT too', async () => {
+      const res = await t.gql(await t.rootToken(), '{ clients(name: "a\\u{0}b") { id } }');
+      assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT');
+      assert.match(res.body.errors[0].message, /NUL/);
+    });
+
+    it('the characters \\u0000 that do not decode to a NUL are ordinary text (a comment, an escaped backslash)', async () => {
+      const id = await createTenant(t, '1', { name: 'back\\u0000slash' });
+      const res = await tq(
+        t,
+        await t.rootToken(),
+        `# a comment may mention \\u0000
+        { tenants(tenantsQuery: {name: "back\\\\u0000slash"}) { results { id name } } }`,
+      );
+      assert.equal(res.body.errors, undefined, res.text);
+      assert.deepEqual(res.body.data.tenants.results, [{ id, name: 'back\\u0000slash' }]);
     });
 
     it('a NUL in token-request credentials is invalid_request or invalid_client, never a 500', async () => {

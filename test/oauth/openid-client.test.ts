@@ -5,6 +5,7 @@ import * as client from 'openid-client';
 import { ROOT_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { createClient } from '../helpers/seed.js';
+import { ROLE_IDS } from '../../src/access/roles.js';
 
 // A secret that needs RFC 6749 section 2.3.1 encoding in HTTP Basic, so the interop run proves
 // that a real client library's encoding and ours agree.
@@ -56,6 +57,7 @@ for (const engine of engines()) {
       assert.ok((metadata.grant_types_supported as string[]).includes('client_credentials'));
       assert.ok(!(metadata.grant_types_supported as string[]).includes('password'));
       assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post']);
+      assert.deepEqual(metadata.scopes_supported, ['Administrator', 'Analyst', 'Responder', 'Auditor', 'Operations', 'Support']);
       // the advertised JWKS is reachable and holds public keys only
       const jwks = (await (await fetch(metadata.jwks_uri as string)).json()) as { keys: Record<string, unknown>[] };
       assert.ok(jwks.keys.length >= 1);
@@ -101,6 +103,25 @@ for (const engine of engines()) {
           assert.equal((await version(tokens.access_token)).status, 200, clientId);
         }
       }
+    });
+
+    it('clientCredentialsGrant() with a scope gets a token narrowed to it', async () => {
+      const root = await t.token(ROOT_CLIENT_ID, ROOT_SECRET);
+      const created = await createClient(t, root, 'interop-scoped', { roles: [ROLE_IDS.Administrator, ROLE_IDS.Auditor] });
+      const config = await discover(created.clientId, created.secret);
+      const tokens = await client.clientCredentialsGrant(config, { scope: 'Auditor' });
+      assert.equal(tokens.scope, 'Auditor');
+      assert.equal((await version(tokens.access_token)).status, 200);
+      const gql = (query: string) =>
+        fetch(`${issuer}/graphql`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        }).then((res) => res.json() as Promise<any>);
+      assert.equal((await gql('{ clients { id } }')).errors, undefined);
+      assert.equal((await gql('mutation { createClient(name: "scoped-create") { client_secret } }')).errors[0].extensions.code, 'FORBIDDEN');
+      // a scope the client does not hold is refused, as the library reports it
+      await assert.rejects(client.clientCredentialsGrant(config, { scope: 'Responder' }), (err: any) => err.error === 'invalid_scope');
     });
 
     it('surfaces a wrong secret as a 401 Basic challenge with invalid_client', async () => {

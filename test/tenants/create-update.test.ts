@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';

@@ -1,6 +1,9 @@
 import type { Config } from '../../config.js';
 import { openDb, type Db } from '../../store/db.js';
 
-export function openConfiguredDb(config: Config): Promise<Db> {
-  return config.databaseUrl ? openDb({ engine: 'postgres', url: config.databaseUrl }) : openDb({ engine: 'pglite', dataDir: config.dataDir });
+/** The configured database; `onLockLost` is called if the embedded folder's lock is lost while open. */
+export function openConfiguredDb(config: Config, onLockLost?: (reason: string) => void): Promise<Db> {
+  return config.databaseUrl
+    ? openDb({ engine: 'postgres', url: config.databaseUrl })
+    : openDb({ engine: 'pglite', dataDir: config.dataDir, ...(onLockLost ? { onLockLost } : {}) });
 }

@@ -3,9 +3,13 @@ import type { Migration } from 'kysely';
 import { foundation } from './20261122T0900-foundation.js';
 import { tenantInterface } from './20261122T1400-tenant-interface.js';
 import { tenantClosure } from './20261122T1900-tenant-closure.js';
+import { tokensValidAfter } from './20261123T0900-tokens-valid-after.js';
+import { nameKeys } from './20261123T0910-name-keys.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
   '20261122T1400-tenant-interface': tenantInterface,
   '20261122T1900-tenant-closure': tenantClosure,
+  '20261123T0900-tokens-valid-after': tokensValidAfter,
+  '20261123T0910-name-keys': nameKeys,
 };
