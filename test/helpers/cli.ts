@@ -19,7 +19,6 @@ export const ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778
 // Bounds the operator is promised, asserted on the measured time. Waits themselves use longer
 // deadlines, so that on a loaded machine a slow step fails its own assertion and the later steps
 // still run.
-export const FIRST_START_MS = 10_000;
 export const STOP_MS = 10_000;
 export const FAIL_FAST_MS = 5_000;
 export const PATIENCE_MS = 60_000;
