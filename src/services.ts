@@ -15,6 +15,7 @@ import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
 import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
 import { TenantService, type TenantStores } from './tenants/service.js';
+import { DEFAULT_SETUP_TTL_SECONDS, UserService, type UserStores } from './users/service.js';
 
 export interface Services {
   clock: Clock;
@@ -22,6 +23,7 @@ export interface Services {
   tenants: TenantService;
   labels: LabelService;
   subscriptions: SubscriptionService;
+  users: UserService;
   tokens: AccessTokens;
   bearer: BearerAuthenticator;
   keys: KeyRing;
@@ -31,7 +33,7 @@ export interface Services {
 
 /** Every store the use cases need, with one transaction over all of them. */
 export type ServiceStores = Transactional<
-  CredentialStores & TenantStores & LabelStores & SubscriptionStores & TenantLoaderStores & { principals: PrincipalStore }
+  CredentialStores & TenantStores & LabelStores & SubscriptionStores & UserStores & TenantLoaderStores & { principals: PrincipalStore }
 >;
 
 export function createServices(deps: { config: Config; store: ServiceStores; clock: Clock; keys: KeyRing; lastUsed: LastUsedRecorder }): Services {
@@ -48,6 +50,7 @@ export function createServices(deps: { config: Config; store: ServiceStores; clo
     tenants,
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
+    users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: DEFAULT_SETUP_TTL_SECONDS }),
     tokens,
     bearer: new BearerAuthenticator(tokens, store.principals),
     keys,

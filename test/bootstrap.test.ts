@@ -103,8 +103,8 @@ for (const engine of engines()) {
         assert.equal(users.length, 1);
         assert.equal(users[0]!.email, DEFAULT_ADMIN_EMAIL);
         assert.equal(String(users[0]!.tenant_id), '1');
-        assert.ok(await verifyPassword(users[0]!.password_hash, boot.adminPassword!), 'the printed password is the stored one');
-        assert.equal(await verifyPassword(users[0]!.password_hash, 'not-the-password'), false);
+        assert.ok(await verifyPassword(users[0]!.password_hash ?? '', boot.adminPassword!), 'the printed password is the stored one');
+        assert.equal(await verifyPassword(users[0]!.password_hash ?? '', 'not-the-password'), false);
 
         const roles = await db.kysely.selectFrom('role_assignments').selectAll().orderBy('principal_kind').execute();
         assert.deepEqual(
@@ -209,7 +209,7 @@ for (const engine of engines()) {
         assert.equal((await tokenStatus(service, clientId, clientSecret)).status, 200);
         const user = await db.kysely.selectFrom('users').select(['email', 'password_hash']).executeTakeFirstOrThrow();
         assert.equal(user.email, adminEmail);
-        assert.ok(await verifyPassword(user.password_hash, adminPassword));
+        assert.ok(await verifyPassword(user.password_hash ?? '', adminPassword));
         // stored only as a digest
         const dump = JSON.stringify(await db.kysely.selectFrom('client_secrets').selectAll().execute());
         assert.equal(dump.includes(clientSecret), false);

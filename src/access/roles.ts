@@ -44,7 +44,9 @@ export type Permission =
   | 'labels.write'
   | 'labels.writeRestricted'
   | 'subscriptions.read'
-  | 'subscriptions.manage';
+  | 'subscriptions.manage'
+  | 'users.read'
+  | 'users.manage';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -73,6 +75,10 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'subscriptions.read': [Administrator, Analyst, Responder, Auditor, Operations],
   /** services, partner subscriptions and their assignment: checked in the owning partner */
   'subscriptions.manage': [Administrator, Operations],
+  /** users and their role assignments: personal data, so not every role (docs/users.md) */
+  'users.read': [Administrator, Auditor, Operations],
+  /** create, assign roles, disable, reset, delete: the tenant's (or a partner's) Administrators */
+  'users.manage': [Administrator],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -91,4 +97,6 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'labels.writeRestricted': 'create restricted labels',
   'subscriptions.read': 'read partner subscriptions',
   'subscriptions.manage': 'manage services and partner subscriptions of this partner',
+  'users.read': 'list users',
+  'users.manage': 'manage users',
 };

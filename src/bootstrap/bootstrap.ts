@@ -16,7 +16,8 @@ import type { TenantStore } from '../tenants/store.js';
 import type { UserStore } from '../users/store.js';
 import { nameKey } from '../text.js';
 import { ENVIRONMENTS, normalizeTenantName } from '../tenants/model.js';
-import { hashPassword, normalizeEmail } from '../users/password.js';
+import { emailKey } from '../users/model.js';
+import { hashPassword } from '../users/password.js';
 
 /** What first start writes, in one transaction: the root tenant, the first client and user, their roles, the audit event. */
 export interface BootstrapStores {
@@ -90,9 +91,13 @@ export async function bootstrap(
       id: userId,
       tenantId: ROOT_TENANT_ID,
       email: adminEmail,
-      emailNormalized: normalizeEmail(adminEmail),
+      emailNormalized: emailKey(adminEmail),
+      displayName: 'Administrator',
       passwordHash,
+      setupTokenHash: null,
+      setupExpiresAt: null,
       createdAt: now,
+      createdBy: null,
     });
     await tx.users.insertRoleAssignments([
       { id: randomUUID(), tenantId: ROOT_TENANT_ID, roleId: ROLE_IDS.Administrator, expiresAt: null, principalId: userId, createdAt: now },

@@ -1,6 +1,7 @@
 // Credential use cases. Each one checks authorization first, then the rules, then writes all it
 // changes in one transaction together with its audit event.
 import { randomUUID } from 'node:crypto';
+import { checkGrantableRoles, mayGrant } from '../access/grants.js';
 import { assertCan, can, rolesIn } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
 import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../access/roles.js';
@@ -74,7 +75,7 @@ export class CredentialService {
     const { principal, tenant } = caller;
     assertCan(principal, tenant, 'clients.create', now);
     const { name, key: nameNormalized } = normalizeClientName(input.name);
-    const roleIds = this.checkGrantableRoles(principal, caller, input.roles, now);
+    const roleIds = checkGrantableRoles(caller, input.roles, now, 'client');
 
     const secret = generateSecret();
     const clientUuid = randomUUID();
@@ -240,7 +241,7 @@ export class CredentialService {
       if (!found) throw notFound('Client');
       // The new secret goes to the caller: it must not get a client more powerful than itself
       // could create (Operations can revoke any client with deleteClient, not take it over).
-      if (!found.roleAssignments.every((a) => this.mayGrant(principal, caller, a.roleId, now))) {
+      if (!found.roleAssignments.every((a) => mayGrant(caller, a.roleId, now))) {
         throw forbidden('This client holds roles you could not give it; revoke it with deleteClient instead');
       }
       // Suspected leak: every earlier secret, and every token obtained with one, ends now.
@@ -312,30 +313,5 @@ export class CredentialService {
       createdAt: now,
     });
     await tx.credentials.touchClient(client.id, now, principal.id);
-  }
-
-  /** Role ids for a new client: known, assignable in this tenant, and not beyond the caller's own. */
-  private checkGrantableRoles(principal: Principal, caller: Caller, requested: string[] | null | undefined, now: Date): string[] {
-    if (requested === null || requested === undefined) return [ROLE_IDS.Analyst];
-    if (requested.length === 0) throw badInput('roles must name at least one role id (omit it for Analyst)', { field: 'roles' });
-    const roleIds = [...new Set(requested.map((r) => r.toLowerCase()))];
-    for (const id of roleIds) {
-      if (!isRoleId(id)) throw badInput(`unknown role id "${id}"`, { field: 'roles' });
-      if (VENDOR_ROLES.includes(id) && caller.tenant.id !== ROOT_TENANT_ID) {
-        throw badInput(`role "${id}" exists only in the vendor tenant`, { field: 'roles' });
-      }
-    }
-    for (const id of roleIds) {
-      if (!this.mayGrant(principal, caller, id, now)) throw forbidden('A client cannot be given a role its creator does not hold');
-    }
-    return roleIds;
-  }
-
-  /** Whether the caller could give a client this role in the acting tenant: an Administrator any
-   *  tenant role (and, in tenant 1, the vendor roles too); anyone else only a role it holds. */
-  private mayGrant(principal: Principal, caller: Caller, roleId: string, now: Date): boolean {
-    const held = rolesIn(principal, caller.tenant, now);
-    if (held.has(ROLE_IDS.Administrator)) return TENANT_ROLES.includes(roleId as never) || caller.tenant.id === ROOT_TENANT_ID;
-    return held.has(roleId);
   }
 }

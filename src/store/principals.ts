@@ -48,7 +48,7 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
       const row = await db
         .selectFrom('users as u')
         .innerJoin('tenants as t', 't.id', 'u.tenant_id')
-        .select(['u.id', 'u.tenant_id', 't.tokens_valid_after'])
+        .select(['u.id', 'u.tenant_id', 't.tokens_valid_after', 'u.tokens_valid_after as user_tokens_valid_after'])
         .where('u.id', '=', userId)
         .where('u.disabled_at', 'is', null)
         .where('t.enabled', '=', true)
@@ -59,8 +59,15 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
         id: row.id,
         tenantId: String(row.tenant_id),
         assignments: await assignments('user', row.id),
-        tokensValidAfter: row.tokens_valid_after,
+        // the later of the two cuts: the tenant's (disabled) and the user's own (disabled, reset)
+        tokensValidAfter: latest(row.tokens_valid_after, row.user_tokens_valid_after),
       };
     },
   };
+}
+
+function latest(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a > b ? a : b;
 }

@@ -99,10 +99,32 @@ export interface UsersTable {
   tenant_id: Int8;
   email: string;
   email_normalized: string;
-  password_hash: string;
+  display_name: Generated<string>;
+  /** argon2id (users/password.ts); null until the set-up link is used */
+  password_hash: string | null;
+  /** TOTP secret, sealed with the service encryption key (crypto/sealed-box.ts) */
+  totp_secret_sealed: string | null;
+  /** the last TOTP time step accepted: a code is refused in a step already used */
+  totp_last_step: Int8 | null;
+  /** SHA-256 of the pending set-up link's token */
+  setup_token_hash: Uint8Array | null;
+  setup_expires_at: NullableTimestamp;
+  /** tokens issued before this instant are void (the user was disabled then) */
+  tokens_valid_after: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  created_by: string | null;
+  updated_by: string | null;
   disabled_at: NullableTimestamp;
+  last_sign_in_at: NullableTimestamp;
+}
+
+export interface UserRecoveryCodesTable {
+  user_id: string;
+  /** SHA-256 of the code */
+  code_hash: Uint8Array;
+  created_at: Timestamp;
+  used_at: NullableTimestamp;
 }
 
 export interface ClientsTable {
@@ -183,6 +205,7 @@ export interface Database {
   partner_subscriptions: PartnerSubscriptionsTable;
   tenant_subscriptions: TenantSubscriptionsTable;
   users: UsersTable;
+  user_recovery_codes: UserRecoveryCodesTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;
   role_assignments: RoleAssignmentsTable;

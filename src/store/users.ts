@@ -1,10 +1,80 @@
 // UserStore on Kysely (both engines).
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import type { RoleAssignment } from '../access/principal.js';
+import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
+import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
-import type { Database } from './schema.js';
+import type { Database, UsersTable } from './schema.js';
+
+const USER_COLUMNS = [
+  'id',
+  'tenant_id',
+  'email',
+  'email_normalized',
+  'display_name',
+  'password_hash',
+  'totp_secret_sealed',
+  'setup_expires_at',
+  'created_at',
+  'updated_at',
+  'created_by',
+  'updated_by',
+  'disabled_at',
+  'last_sign_in_at',
+] as const;
+
+type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
+
+function toUser(row: UserRow, assignments: RoleAssignment[]): User {
+  return {
+    id: row.id,
+    tenantId: String(row.tenant_id),
+    email: row.email,
+    emailNormalized: row.email_normalized,
+    displayName: row.display_name,
+    status: row.disabled_at === null ? 'active' : 'disabled',
+    passwordSet: row.password_hash !== null,
+    totpEnrolled: row.totp_secret_sealed !== null,
+    setupExpiresAt: row.setup_expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy: row.created_by,
+    updatedBy: row.updated_by,
+    disabledAt: row.disabled_at,
+    lastSignInAt: row.last_sign_in_at,
+    roleAssignments: assignments,
+  };
+}
 
 export function userStore(db: Kysely<Database>): UserStore {
+  /** Role assignments of many users in one query, ordered for stable output. */
+  async function assignmentsOf(ids: string[]): Promise<Map<string, RoleAssignment[]>> {
+    const byUser = new Map<string, RoleAssignment[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return byUser;
+    const rows = await db
+      .selectFrom('role_assignments')
+      .select(['id', 'principal_id', 'tenant_id', 'role_id', 'expires_at'])
+      .where('principal_kind', '=', 'user')
+      .where('principal_id', 'in', ids)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    for (const r of rows) {
+      byUser.get(r.principal_id)?.push({ id: r.id, tenantId: String(r.tenant_id), roleId: r.role_id, expiresAt: r.expires_at });
+    }
+    return byUser;
+  }
+
+  async function withAssignments(rows: UserRow[]): Promise<User[]> {
+    const byUser = await assignmentsOf(rows.map((r) => r.id));
+    return rows.map((r) => toUser(r, byUser.get(r.id) ?? []));
+  }
+
+  async function one(row: UserRow | undefined): Promise<User | undefined> {
+    return row === undefined ? undefined : (await withAssignments([row]))[0];
+  }
+
   return {
     async insertUser(u) {
       await db
@@ -14,12 +84,83 @@ export function userStore(db: Kysely<Database>): UserStore {
           tenant_id: u.tenantId,
           email: u.email,
           email_normalized: u.emailNormalized,
+          display_name: u.displayName,
           password_hash: u.passwordHash,
+          setup_token_hash: u.setupTokenHash,
+          setup_expires_at: u.setupExpiresAt,
           created_at: u.createdAt,
           updated_at: u.createdAt,
+          created_by: u.createdBy,
+          updated_by: u.createdBy,
         })
+        .execute()
+        .catch(rethrowUnique);
+    },
+
+    insertRoleAssignments: (assignments) => insertRoleAssignments(db, 'user', assignments),
+
+    findUser: async (id) => one(await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()),
+
+    findUserByEmail: async (key) => one(await db.selectFrom('users').select(USER_COLUMNS).where('email_normalized', '=', key).executeTakeFirst()),
+
+    lockUser: async (id) => one(await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst()),
+
+    async listUsers(filter) {
+      let q = db.selectFrom('users').select(USER_COLUMNS).where('tenant_id', '=', filter.tenantId);
+      if (filter.email) {
+        q = filter.email.wildcard
+          ? q.where('email_normalized', 'like', filter.email.pattern)
+          : q.where('email_normalized', '=', filter.email.pattern);
+      }
+      const rows = await q.orderBy('created_at').orderBy('id').offset(filter.offset).limit(filter.limit).execute();
+      return withAssignments(rows);
+    },
+
+    async deleteRoleAssignment(userId, assignmentId) {
+      const r = await db
+        .deleteFrom('role_assignments')
+        .where('principal_kind', '=', 'user')
+        .where('principal_id', '=', userId)
+        .where('id', '=', assignmentId)
+        .executeTakeFirst();
+      return r.numDeletedRows > 0n;
+    },
+
+    async setDisabled(id, disabledAt, at, by) {
+      await db
+        .updateTable('users')
+        .set({
+          disabled_at: disabledAt,
+          updated_at: at,
+          updated_by: by,
+          // tokens and sessions from before a disabling stay dead after re-enabling
+          ...(disabledAt === null ? {} : { tokens_valid_after: disabledAt }),
+        })
+        .where('id', '=', id)
         .execute();
     },
-    insertRoleAssignments: (assignments) => insertRoleAssignments(db, 'user', assignments),
+
+    async resetSignIn(id, setupTokenHash, setupExpiresAt, at, by) {
+      await db
+        .updateTable('users')
+        .set({
+          password_hash: null,
+          totp_secret_sealed: null,
+          totp_last_step: null,
+          setup_token_hash: setupTokenHash,
+          setup_expires_at: setupExpiresAt,
+          tokens_valid_after: at,
+          updated_at: at,
+          updated_by: by,
+        })
+        .where('id', '=', id)
+        .execute();
+      await db.deleteFrom('user_recovery_codes').where('user_id', '=', id).execute();
+    },
+
+    async deleteUser(id) {
+      await db.deleteFrom('role_assignments').where('principal_kind', '=', 'user').where('principal_id', '=', id).execute();
+      await db.deleteFrom('users').where('id', '=', id).execute();
+    },
   };
 }

@@ -9,7 +9,3 @@ export function hashPassword(password: string): Promise<string> {
 export function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   return verify(passwordHash, password).catch(() => false);
 }
-
-export function normalizeEmail(email: string): string {
-  return email.normalize('NFKC').trim().toLowerCase();
-}

@@ -1,16 +1,47 @@
-import type { RoleAssignment } from '../access/principal.js';
-
 // What the user use cases need from storage.
+import type { RoleAssignment } from '../access/principal.js';
+import type { User } from './model.js';
+
 export interface NewUser {
   id: string;
   tenantId: string;
   email: string;
   emailNormalized: string;
-  passwordHash: string;
+  displayName: string;
+  /** null until the person sets one through the set-up link */
+  passwordHash: string | null;
+  setupTokenHash: Buffer | null;
+  setupExpiresAt: Date | null;
+  createdAt: Date;
+  createdBy: string | null;
+}
+
+export interface UserFilter {
+  tenantId: string;
+  /** an e-mail key, or a LIKE pattern over keys (`%` wildcard) */
+  email?: { pattern: string; wildcard: boolean };
+  offset: number;
+  limit: number;
+}
+
+export interface NewAssignment extends RoleAssignment {
+  principalId: string;
   createdAt: Date;
 }
 
 export interface UserStore {
+  /** throws DuplicateKeyError('user.email') when the address is taken (by any tenant's user) */
   insertUser(user: NewUser): Promise<void>;
-  insertRoleAssignments(assignments: (RoleAssignment & { principalId: string; createdAt: Date })[]): Promise<void>;
+  insertRoleAssignments(assignments: NewAssignment[]): Promise<void>;
+  findUser(id: string): Promise<User | undefined>;
+  findUserByEmail(emailNormalized: string): Promise<User | undefined>;
+  /** Locks the user's row until the transaction ends (changes to one user are serialized). */
+  lockUser(id: string): Promise<User | undefined>;
+  listUsers(filter: UserFilter): Promise<User[]>;
+  deleteRoleAssignment(userId: string, assignmentId: string): Promise<boolean>;
+  setDisabled(id: string, disabledAt: Date | null, at: Date, by: string): Promise<void>;
+  /** Clears the password, TOTP and recovery codes and stores a new set-up link. */
+  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string): Promise<void>;
+  /** Deletes the user with its role assignments and recovery codes. */
+  deleteUser(id: string): Promise<void>;
 }

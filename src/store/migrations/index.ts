@@ -5,6 +5,7 @@ import { tenantInterface } from './20261122T1400-tenant-interface.js';
 import { tenantClosure } from './20261122T1900-tenant-closure.js';
 import { tokensValidAfter } from './20261123T0900-tokens-valid-after.js';
 import { nameKeys } from './20261123T0910-name-keys.js';
+import { users } from './20261124T0900-users.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T1900-tenant-closure': tenantClosure,
   '20261123T0900-tokens-valid-after': tokensValidAfter,
   '20261123T0910-name-keys': nameKeys,
+  '20261124T0900-users': users,
 };

@@ -1,0 +1,67 @@
+// People who sign in (docs/users.md), and the rules on their fields that need no storage.
+import type { RoleAssignment } from '../access/principal.js';
+import { badInput } from '../errors.js';
+import { checkLine, quoted, TEXT_LIMITS } from '../text.js';
+
+export type UserStatus = 'active' | 'disabled';
+
+export interface User {
+  id: string;
+  /** home tenant: where the user was created, and the acting tenant when a request names none */
+  tenantId: string;
+  /** as entered (NFC, trimmed); `emailNormalized` is what is unique and what sign-in compares */
+  email: string;
+  emailNormalized: string;
+  displayName: string;
+  status: UserStatus;
+  /** whether a password is set (false until the set-up link is used) */
+  passwordSet: boolean;
+  /** whether a TOTP authenticator is enrolled */
+  totpEnrolled: boolean;
+  /** when the pending set-up link stops working; null when none is pending */
+  setupExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  createdBy: string | null;
+  updatedBy: string | null;
+  disabledAt: Date | null;
+  lastSignInAt: Date | null;
+  roleAssignments: RoleAssignment[];
+}
+
+export const EMAIL_MAX = TEXT_LIMITS.email;
+export const DISPLAY_NAME_MAX = 200;
+
+/** One address: local part, one `@`, a domain with a dot; no spaces, quotes or angle brackets. */
+const EMAIL_SHAPE = /^[^\s@"<>()[\]\\,;:]{1,64}@[^\s@"<>()[\]\\,;:_]+\.[^\s@"<>()[\]\\,;:_]+$/u;
+
+export interface Email {
+  /** NFC and trimmed, as shown */
+  email: string;
+  /** the sign-in and uniqueness key: NFKC, lower case */
+  key: string;
+}
+
+/**
+ * An e-mail address as a sign-in name. Compared case-insensitively (every identity provider does,
+ * although RFC 5321 leaves the local part's case to the receiving host) after NFKC, so that a
+ * full-width or composed spelling is the same account.
+ */
+export function checkEmail(raw: string, field = 'email'): Email {
+  const email = checkLine(raw, field, EMAIL_MAX);
+  if (email === null) throw badInput(`${field} must not be empty`, { field });
+  if (!EMAIL_SHAPE.test(email) || email.includes('..') || /^\.|\.@|@\.|\.$/.test(email)) {
+    throw badInput(`${field} ${quoted(email)} is not an e-mail address (expected one like name@example.com)`, { field });
+  }
+  return { email, key: emailKey(email) };
+}
+
+/** The comparison key of an address (also for sign-in input that is not checked further). */
+export function emailKey(email: string): string {
+  return email.normalize('NFKC').trim().toLowerCase();
+}
+
+/** A display name: one line, visible characters; empty means "none" (the address is shown). */
+export function checkDisplayName(raw: string | null | undefined): string {
+  return checkLine(raw, 'display_name', DISPLAY_NAME_MAX) ?? '';
+}

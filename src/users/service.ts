@@ -1,0 +1,317 @@
+// User use cases (docs/users.md). Each checks authorization first, then the rules, then writes all
+// it changes in one transaction with its audit event. Operators at the CLI act as the system
+// (actor `system:cli`) and skip the role checks: they already hold the database.
+import { randomUUID } from 'node:crypto';
+import { checkGrantableRoles, mayGrant } from '../access/grants.js';
+import { assertCan, can } from '../access/policy.js';
+import { ancestorsOrSelf, type Caller, type TenantScope } from '../access/principal.js';
+import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, VENDOR_ROLES } from '../access/roles.js';
+import type { AuditEvent } from '../audit/model.js';
+import type { AuditStore } from '../audit/store.js';
+import type { Clock } from '../clock.js';
+import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
+import type { TenantStore } from '../tenants/store.js';
+import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
+import { parseTimeInput } from '../time.js';
+import type { Transactional } from '../transaction.js';
+import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
+import { generateSetupToken, hashSetupToken, setupUrl } from './setup-link.js';
+import type { UserStore } from './store.js';
+
+export interface UserStores {
+  users: UserStore;
+  tenants: Pick<TenantStore, 'findScopes'>;
+  audit: AuditStore;
+}
+
+export interface UserSettings {
+  baseUrl: string;
+  /** how long a set-up link works */
+  setupTtlSeconds: number;
+}
+
+export interface UserWithSetupLink {
+  user: User;
+  /** the one-time link, shown only in this result */
+  setupUrl: string;
+  setupExpiresAt: Date;
+}
+
+export interface NewUserInput {
+  email: string;
+  displayName?: string | null;
+  /** role ids given in the acting tenant; omitted means Analyst */
+  roles?: string[] | null;
+}
+
+export interface UserQuery {
+  email?: string | null;
+  page?: number | null;
+  perPage?: number | null;
+}
+
+/** Who does a change: a principal through the API, or an operator at the CLI. */
+type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cli' };
+
+/** how long a set-up link works unless configured (GATEHOUSE_USER_SETUP_TTL): three days, as invitations go */
+export const DEFAULT_SETUP_TTL_SECONDS = 72 * 3600;
+export const DEFAULT_PER_PAGE = 50;
+export const MAX_PER_PAGE = 500;
+
+export class UserService {
+  constructor(
+    private readonly store: Transactional<UserStores>,
+    private readonly clock: Clock,
+    private readonly settings: UserSettings,
+  ) {}
+
+  /** Creates a user in the acting tenant with roles there, and a set-up link. */
+  async create(caller: Caller, input: NewUserInput): Promise<UserWithSetupLink> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'users.manage', now);
+    const roleIds = checkGrantableRoles(caller, input.roles, now, 'user');
+    return this.insert(caller.principal, caller.tenant.id, input, roleIds);
+  }
+
+  /** The CLI's `users create`: any tenant, any role that exists there. */
+  async createAsOperator(tenantId: string, input: NewUserInput): Promise<UserWithSetupLink> {
+    const scope = await this.scopeOf(tenantId);
+    const roleIds = (input.roles ?? [ROLE_IDS.Analyst]).map((r) => r.toLowerCase());
+    if (roleIds.length === 0) throw badInput('name at least one role', { field: 'roles' });
+    for (const id of roleIds) {
+      if (!isRoleId(id)) throw badInput(`unknown role id "${id}"`, { field: 'roles' });
+      if (VENDOR_ROLES.includes(id) && scope.id !== ROOT_TENANT_ID)
+        throw badInput(`role "${id}" exists only in the vendor tenant`, { field: 'roles' });
+    }
+    return this.insert({ kind: 'system', id: 'cli' }, scope.id, input, [...new Set(roleIds)]);
+  }
+
+  private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
+    const { email, key } = checkEmail(input.email);
+    const displayName = checkDisplayName(input.displayName);
+    const token = generateSetupToken();
+    const id = randomUUID();
+    const user = await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
+      try {
+        await tx.users.insertUser({
+          id,
+          tenantId,
+          email,
+          emailNormalized: key,
+          displayName,
+          passwordHash: null,
+          setupTokenHash: hashSetupToken(token),
+          setupExpiresAt,
+          createdAt: now,
+          createdBy: actor.kind === 'system' ? null : actor.id,
+        });
+      } catch (err) {
+        if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict('A user with this e-mail address exists');
+        throw err;
+      }
+      await tx.users.insertRoleAssignments(
+        roleIds.map((roleId) => ({ id: randomUUID(), tenantId, roleId, expiresAt: null, principalId: id, createdAt: now })),
+      );
+      await tx.audit.insertEvent(event(actor, now, tenantId, 'user.created', id, { email, roles: roleIds }));
+      return tx.users.findUser(id);
+    });
+    if (!user?.setupExpiresAt) throw new Error('created user not found');
+    return { user, setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt: user.setupExpiresAt };
+  }
+
+  /** Users whose home is the acting tenant, oldest first. */
+  async list(caller: Caller, query: UserQuery): Promise<User[]> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'users.read', now);
+    const page = query.page ?? 1;
+    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
+    if (!Number.isInteger(page) || page < 1) throw badInput('page must be 1 or more', { field: 'page' });
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
+      throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
+    }
+    return this.store.users.listUsers({
+      tenantId: caller.tenant.id,
+      ...(query.email != null ? { email: emailFilter(query.email) } : {}),
+      offset: (page - 1) * perPage,
+      limit: perPage,
+    });
+  }
+
+  /** The CLI's `users list`. */
+  async listAsOperator(tenantId: string): Promise<User[]> {
+    const scope = await this.scopeOf(tenantId);
+    return this.store.users.listUsers({ tenantId: scope.id, offset: 0, limit: 10_000 });
+  }
+
+  /** A user the caller may read (its home tenant is within the caller's reach), else NOT_FOUND. */
+  async get(caller: Caller, id: string): Promise<User> {
+    const user = await this.store.users.findUser(checkUserId(id));
+    if (!user || !(await this.mayRead(caller, user))) throw notFound('User');
+    return user;
+  }
+
+  /**
+   * Gives the user a role in the acting tenant (which must be the user's home tenant or below it),
+   * optionally until `expiresAt`. Giving a role the user holds there already replaces its expiry.
+   */
+  async assignRole(caller: Caller, input: { userId: string; roleId: string; expiresAt?: string | Date | null }): Promise<User> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'users.manage', now);
+    const [roleId] = checkGrantableRoles(caller, [input.roleId], now, 'user');
+    const expiresAt = input.expiresAt == null ? null : parseTimeInput(input.expiresAt, 'expires_at');
+    if (expiresAt !== null && expiresAt <= now) throw badInput('expires_at must be in the future', { field: 'expires_at' });
+    return this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, input.userId);
+      if (!ancestorsOrSelf(caller.tenant).includes(user.tenantId)) {
+        throw badInput('a user can hold roles only in its home tenant and the tenants below it; send X-Tenant-Context of such a tenant', {
+          field: 'user_id',
+        });
+      }
+      const existing = user.roleAssignments.find((a) => a.tenantId === caller.tenant.id && a.roleId === roleId);
+      if (existing) await tx.users.deleteRoleAssignment(user.id, existing.id);
+      const now = this.clock.now();
+      await tx.users.insertRoleAssignments([
+        { id: randomUUID(), tenantId: caller.tenant.id, roleId: roleId!, expiresAt, principalId: user.id, createdAt: now },
+      ]);
+      await tx.audit.insertEvent(
+        event(caller.principal, now, caller.tenant.id, 'user.role_assigned', user.id, {
+          role_id: roleId,
+          expires_at: expiresAt?.toISOString() ?? null,
+        }),
+      );
+      return this.reread(tx, user.id);
+    });
+  }
+
+  /** Removes one role assignment held in the acting tenant. */
+  async removeRole(caller: Caller, input: { userId: string; assignmentId: string }): Promise<User> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'users.manage', now);
+    if (!UUID_PATTERN.test(input.assignmentId)) throw badInput('assignment_id must be a role assignment id (a UUID)', { field: 'assignment_id' });
+    return this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, input.userId);
+      const assignment = user.roleAssignments.find((a) => a.id === input.assignmentId.toLowerCase() && a.tenantId === caller.tenant.id);
+      if (!assignment) throw notFound('Role assignment in this tenant');
+      if (!mayGrant(caller, assignment.roleId, now)) throw forbidden('You cannot remove a role you could not give');
+      await tx.users.deleteRoleAssignment(user.id, assignment.id);
+      await tx.audit.insertEvent(event(caller.principal, now, caller.tenant.id, 'user.role_removed', user.id, { role_id: assignment.roleId }));
+      return this.reread(tx, user.id);
+    });
+  }
+
+  /** Disables (or enables) a user: its sessions and tokens stop working at once and stay dead. */
+  async setDisabled(caller: Caller, id: string, disabled: boolean): Promise<User> {
+    return this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, id);
+      if (disabled && user.id === caller.principal.id)
+        throw badInput('You cannot disable your own account; ask another Administrator', { field: 'id' });
+      return this.applyDisabled(tx, caller.principal, user, disabled);
+    });
+  }
+
+  /** The CLI's `users disable|enable`, by e-mail address. */
+  async setDisabledAsOperator(email: string, disabled: boolean): Promise<User> {
+    return this.store.transaction(async (tx) => {
+      const found = await tx.users.findUserByEmail(emailKey(email));
+      const user = found && (await tx.users.lockUser(found.id));
+      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      return this.applyDisabled(tx, { kind: 'system', id: 'cli' }, user, disabled);
+    });
+  }
+
+  private async applyDisabled(tx: UserStores, actor: Actor, user: User, disabled: boolean): Promise<User> {
+    if ((user.status === 'disabled') === disabled) return user;
+    const now = this.clock.now();
+    await tx.users.setDisabled(user.id, disabled ? now : null, now, actor.id);
+    await tx.audit.insertEvent(event(actor, now, user.tenantId, disabled ? 'user.disabled' : 'user.enabled', user.id));
+    return this.reread(tx, user.id);
+  }
+
+  /** Clears the user's password, TOTP and recovery codes and issues a new set-up link (a lost authenticator). */
+  async resetSignIn(caller: Caller, id: string): Promise<UserWithSetupLink> {
+    return this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, id);
+      if (user.id === caller.principal.id) throw badInput('You cannot reset your own sign-in; ask another Administrator', { field: 'id' });
+      return this.applyReset(tx, caller.principal, user);
+    });
+  }
+
+  /** The CLI's `users reset`, by e-mail address (also how an operator recovers a locked-out administrator). */
+  async resetSignInAsOperator(email: string): Promise<UserWithSetupLink> {
+    return this.store.transaction(async (tx) => {
+      const found = await tx.users.findUserByEmail(emailKey(email));
+      const user = found && (await tx.users.lockUser(found.id));
+      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      return this.applyReset(tx, { kind: 'system', id: 'cli' }, user);
+    });
+  }
+
+  private async applyReset(tx: UserStores, actor: Actor, user: User): Promise<UserWithSetupLink> {
+    const now = this.clock.now();
+    const token = generateSetupToken();
+    const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
+    await tx.users.resetSignIn(user.id, hashSetupToken(token), setupExpiresAt, now, actor.id);
+    await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
+    return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
+  }
+
+  /** Deletes the user; returns it as it was. */
+  async delete(caller: Caller, id: string): Promise<User> {
+    return this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, id);
+      if (user.id === caller.principal.id) throw badInput('You cannot delete your own account; ask another Administrator', { field: 'id' });
+      const now = this.clock.now();
+      await tx.users.deleteUser(user.id);
+      await tx.audit.insertEvent(event(caller.principal, now, user.tenantId, 'user.deleted', user.id, { email: user.email }));
+      return user;
+    });
+  }
+
+  /** The user, locked, if the caller may manage users in its home tenant; NOT_FOUND if it may not even see it. */
+  private async lockManaged(tx: UserStores, caller: Caller, rawId: string): Promise<User> {
+    const user = await tx.users.lockUser(checkUserId(rawId));
+    if (!user || !(await this.mayRead(caller, user, tx))) throw notFound('User');
+    const home = await this.scopeOf(user.tenantId, tx);
+    assertCan(caller.principal, home, 'users.manage', this.clock.now());
+    return user;
+  }
+
+  private async mayRead(caller: Caller, user: User, tx: UserStores = this.store): Promise<boolean> {
+    const [home] = await tx.tenants.findScopes([user.tenantId]);
+    return home !== undefined && can(caller.principal, home, 'users.read', this.clock.now());
+  }
+
+  private async scopeOf(tenantId: string, tx: UserStores = this.store): Promise<TenantScope> {
+    if (!TENANT_ID_PATTERN.test(tenantId)) throw badInput(`tenant id ${JSON.stringify(tenantId)} is not a tenant id (digits)`, { field: 'tenant' });
+    const [scope] = await tx.tenants.findScopes([tenantId]);
+    if (!scope) throw notFound(`Tenant ${tenantId}`);
+    return scope;
+  }
+
+  private async reread(tx: UserStores, id: string): Promise<User> {
+    const user = await tx.users.findUser(id);
+    if (!user) throw notFound('User');
+    return user;
+  }
+}
+
+function checkUserId(id: string): string {
+  if (!UUID_PATTERN.test(id)) throw badInput('id must be a user id (a UUID)', { field: 'id' });
+  return id.toLowerCase();
+}
+
+/** An e-mail filter: the address's key, or with `%` a LIKE pattern over keys. */
+function emailFilter(raw: string): { pattern: string; wildcard: boolean } {
+  const key = emailKey(raw);
+  if (key.includes('\u0000')) throw badInput('email must not contain a NUL character', { field: 'email' });
+  if (key === '') throw badInput('email must not be empty (send at least one character, or % for any)', { field: 'email' });
+  if (key.length > 254) throw badInput('email must be at most 254 characters', { field: 'email' });
+  const wildcard = key.includes('%');
+  return { pattern: wildcard ? key.replace(/[\\_]/g, (c) => '\\' + c) : key, wildcard };
+}
+
+function event(actor: Actor, occurredAt: Date, tenantId: string, action: string, userId: string, details: Record<string, unknown> = {}): AuditEvent {
+  return { occurredAt, tenantId, actor: { kind: actor.kind, id: actor.id }, action, target: { kind: 'user', id: userId }, details };
+}
