@@ -42,12 +42,13 @@ export interface ClientWithSecret {
   clientSecret: string;
 }
 
+/** The arguments of the `clients` query. Its lists are `[String]` and `[ID]`: an entry may be null. */
 export interface ClientQuery {
   name?: string | null;
-  clientIDs?: string[] | null;
+  clientIDs?: (string | null)[] | null;
   tenantID?: string | null;
-  roleIDs?: string[] | null;
-  tenantIDs?: string[] | null;
+  roleIDs?: (string | null)[] | null;
+  tenantIDs?: (string | null)[] | null;
   page?: number | null;
   perPage?: number | null;
 }
@@ -156,8 +157,11 @@ export class CredentialService {
     ] as const) {
       if (list && list.length > MAX_LIST) throw badInput(`${field} takes at most ${MAX_LIST} values`, { field });
     }
-    const explicit = [...(query.tenantIDs ?? []), ...(query.tenantID ? [query.tenantID] : [])];
-    for (const id of explicit) if (!TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field: 'tenantIDs' });
+    const explicit: string[] = [];
+    for (const id of [...(query.tenantIDs ?? []), ...(query.tenantID ? [query.tenantID] : [])]) {
+      if (id === null || !TENANT_ID_PATTERN.test(id)) throw badInput(`"${id}" is not a tenant id`, { field: 'tenantIDs' });
+      explicit.push(id);
+    }
     let tenantIds: string[];
     if (explicit.length === 0) {
       assertCan(caller.principal, caller.tenant, 'clients.read', now);
@@ -167,13 +171,17 @@ export class CredentialService {
       const scopes = await this.store.tenants.findScopes([...new Set(explicit)]);
       tenantIds = scopes.filter((s) => can(caller.principal, s, 'clients.read', now)).map((s) => s.id);
     }
-    for (const roleId of query.roleIDs ?? []) if (!isRoleId(roleId)) throw badInput(`unknown role id "${roleId}"`, { field: 'roleIDs' });
+    const roleIds = query.roleIDs?.map((roleId) => {
+      if (roleId === null || !isRoleId(roleId)) throw badInput(`unknown role id "${roleId}"`, { field: 'roleIDs' });
+      return roleId;
+    });
     if (query.clientIDs?.some((id) => id?.includes('\u0000'))) throw badInput('clientIDs must not contain a NUL character', { field: 'clientIDs' });
     return this.store.credentials.listClients({
       tenantIds,
       ...(query.name != null ? { name: searchKey(query.name, 'name') } : {}),
-      ...(query.clientIDs != null ? { clientIds: query.clientIDs } : {}),
-      ...(query.roleIDs != null ? { roleIds: query.roleIDs } : {}),
+      // a null entry matches no client (as NULL in an SQL IN list matches no row)
+      ...(query.clientIDs != null ? { clientIds: query.clientIDs.filter((id) => id !== null) } : {}),
+      ...(roleIds != null ? { roleIds } : {}),
       offset: (page - 1) * perPage,
       limit: perPage,
     });

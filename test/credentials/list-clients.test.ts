@@ -22,10 +22,10 @@ interface Listed {
 
 interface ListArgs {
   name?: string;
-  clientIDs?: string[];
+  clientIDs?: (string | null)[];
   tenantID?: string;
-  roleIDs?: string[];
-  tenantIDs?: string[];
+  roleIDs?: (string | null)[];
+  tenantIDs?: (string | null)[];
   page?: number;
   perPage?: number;
 }
@@ -241,6 +241,22 @@ for (const engine of engines()) {
         assert.equal(errorCode(res), 'BAD_USER_INPUT', `${JSON.stringify(roleIDs)}: ${res.text}`);
         assert.equal(res.body.data?.clients ?? null, null);
       }
+    });
+
+    it('null entries of the list arguments ([String], [ID]): refused in tenantIDs and roleIDs, matching no client in clientIDs', async () => {
+      const tenant = await seedTenant(t, '1');
+      const [a] = await createInOrder(tenant, ['nulls-a']);
+      const root = await t.rootToken();
+      for (const [args, message] of [
+        [{ tenantIDs: [tenant, null] }, '"null" is not a tenant id'],
+        [{ roleIDs: [ROLE_IDS.Analyst, null] }, 'unknown role id "null"'],
+      ] as const) {
+        const res = await t.gql(root, LIST, args);
+        assert.equal(errorCode(res), 'BAD_USER_INPUT', `${JSON.stringify(args)}: ${res.text}`);
+        assert.equal(res.body.errors[0].message, message);
+      }
+      assert.deepEqual(await list(root, { clientIDs: [null] }, tenant), []);
+      assert.deepEqual(names(await list(root, { clientIDs: [null, a!.clientId] }, tenant)), ['nulls-a']);
     });
 
     it('shows a Support client only the clients of tenants with support enabled', async () => {

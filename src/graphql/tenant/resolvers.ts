@@ -1,85 +1,106 @@
 // Thin resolvers of the tenant interface: arguments in, one service call, field names out.
 // Nested lists go through the per-request loaders (one query per list, not one per tenant).
+// Typed by the resolver types generated from schema.graphql (`npm run codegen`): a field or
+// argument renamed in the SDL and not here fails to compile.
 import { supportActive } from '../../access/policy.js';
-import type { TenantLabel } from '../../labels/model.js';
-import type { PartnerSubscription, Service } from '../../subscriptions/model.js';
-import { enabledIn, type Environment, type Tenant } from '../../tenants/model.js';
-import { scopeOf } from '../../tenants/service.js';
-import { renamed, type Resolvers } from '../build-schema.js';
-import type { GraphQLContext } from '../context.js';
+import type { LabelInput } from '../../labels/service.js';
+import type { SubscriptionService } from '../../subscriptions/service.js';
+import { enabledIn } from '../../tenants/model.js';
+import type { TenantsQueryInput } from '../../tenants/search.js';
+import { scopeOf, type TenantCreateInput, type TenantUpdateInput } from '../../tenants/service.js';
+import type { Matches, SameFields } from '../input-fields.js';
 import { TimeScalar } from '../scalars.js';
-
-type Args = Record<string, any>;
-type Ctx = GraphQLContext;
+import type {
+  InputPartnerSubscription,
+  InputService,
+  InputTenantLabel,
+  Resolvers,
+  TenantCreateInput as WireTenantCreateInput,
+  TenantsQuery,
+  TenantUpdateInput as WireTenantUpdateInput,
+} from './resolvers-types.generated.js';
 
 export const tenantResolvers: Resolvers = {
   Time: TimeScalar,
   Query: {
-    tenants: (_: unknown, args: Args, ctx: Ctx) => ctx.services.tenants.search(ctx.caller, args.tenantsQuery ?? {}),
-    partnerSubscriptions: (_: unknown, args: Args, ctx: Ctx) =>
+    tenants: (_, args, ctx) => ctx.services.tenants.search(ctx.caller, args.tenantsQuery ?? {}),
+    partnerSubscriptions: (_, args, ctx) =>
       ctx.services.subscriptions.listSubscriptions(ctx.caller, args.partner_tenant_id, args.includeRetired ?? false),
-    services: (_: unknown, args: Args, ctx: Ctx) => ctx.services.subscriptions.listServices(ctx.caller, args.partner_tenant_id),
+    services: (_, args, ctx) => ctx.services.subscriptions.listServices(ctx.caller, args.partner_tenant_id),
   },
   Mutation: {
-    createTenant: (_: unknown, args: Args, ctx: Ctx) => ctx.services.tenants.create(ctx.caller, args.newTenant),
-    updateTenant: (_: unknown, args: Args, ctx: Ctx) => ctx.services.tenants.update(ctx.caller, args.tenantID, args.tenantUpdate),
-    createTenantLabel: (_: unknown, args: Args, ctx: Ctx) => ctx.services.labels.create(ctx.caller, args.tenant_id, args.label_input),
-    updateTenantLabel: (_: unknown, args: Args, ctx: Ctx) => ctx.services.labels.update(ctx.caller, args.label_id, args.label_input),
-    deleteTenantLabel: (_: unknown, args: Args, ctx: Ctx) => ctx.services.labels.delete(ctx.caller, args.label_id),
-    assignSubscription: (_: unknown, args: Args, ctx: Ctx) =>
-      ctx.services.subscriptions.assign(ctx.caller, args.tenant_id, args.subscription_id, true),
-    unassignSubscription: (_: unknown, args: Args, ctx: Ctx) =>
-      ctx.services.subscriptions.assign(ctx.caller, args.tenant_id, args.subscription_id, false),
-    enableTenantSupport: (_: unknown, args: Args, ctx: Ctx) =>
+    createTenant: (_, args, ctx) => ctx.services.tenants.create(ctx.caller, args.newTenant),
+    updateTenant: (_, args, ctx) => ctx.services.tenants.update(ctx.caller, args.tenantID, args.tenantUpdate),
+    createTenantLabel: (_, args, ctx) => ctx.services.labels.create(ctx.caller, args.tenant_id, args.label_input),
+    updateTenantLabel: (_, args, ctx) => ctx.services.labels.update(ctx.caller, args.label_id, args.label_input),
+    deleteTenantLabel: (_, args, ctx) => ctx.services.labels.delete(ctx.caller, args.label_id),
+    assignSubscription: (_, args, ctx) => ctx.services.subscriptions.assign(ctx.caller, args.tenant_id, args.subscription_id, true),
+    unassignSubscription: (_, args, ctx) => ctx.services.subscriptions.assign(ctx.caller, args.tenant_id, args.subscription_id, false),
+    enableTenantSupport: (_, args, ctx) =>
       ctx.services.tenants.setSupport(ctx.caller, args.tenantID, true, { until: args.until, reason: args.reason }),
-    disableTenantSupport: (_: unknown, args: Args, ctx: Ctx) => ctx.services.tenants.setSupport(ctx.caller, args.tenantID, false),
-    createService: (_: unknown, args: Args, ctx: Ctx) => ctx.services.subscriptions.createService(ctx.caller, args.service_input),
-    createPartnerSubscription: (_: unknown, args: Args, ctx: Ctx) =>
-      ctx.services.subscriptions.createSubscription(ctx.caller, args.subscription_input),
-    retirePartnerSubscription: (_: unknown, args: Args, ctx: Ctx) => ctx.services.subscriptions.retireSubscription(ctx.caller, args.subscription_id),
+    disableTenantSupport: (_, args, ctx) => ctx.services.tenants.setSupport(ctx.caller, args.tenantID, false),
+    createService: (_, args, ctx) => ctx.services.subscriptions.createService(ctx.caller, args.service_input),
+    createPartnerSubscription: (_, args, ctx) => ctx.services.subscriptions.createSubscription(ctx.caller, args.subscription_input),
+    retirePartnerSubscription: (_, args, ctx) => ctx.services.subscriptions.retireSubscription(ctx.caller, args.subscription_id),
   },
   Tenant: {
-    ...renamed<Tenant>({
-      created_at: 'createdAt',
-      updated_at: 'updatedAt',
-      name_normalized: 'nameNormalized',
-      domain_normalized: 'domainNormalized',
-      allow_response_actions: 'allowResponseActions',
-      actions_approver: 'actionsApprover',
-      expires_at: 'expiresAt',
-      support_reason: 'supportReason',
-    }),
-    support_enabled: (t: Tenant, _: Args, ctx: Ctx) => supportActive(scopeOf(t), ctx.services.clock.now()),
-    support_expires_at: (t: Tenant, _: Args, ctx: Ctx) => (supportActive(scopeOf(t), ctx.services.clock.now()) ? t.supportExpiresAt : null),
-    labels: (t: Tenant, _: Args, ctx: Ctx) => ctx.loaders.labels.load(t.id),
-    environments: (t: Tenant, _: Args, ctx: Ctx) => ctx.loaders.environments.load(t.id),
-    services: async (t: Tenant, _: Args, ctx: Ctx) => {
+    created_at: (t) => t.createdAt,
+    updated_at: (t) => t.updatedAt,
+    name_normalized: (t) => t.nameNormalized,
+    domain_normalized: (t) => t.domainNormalized,
+    allow_response_actions: (t) => t.allowResponseActions,
+    actions_approver: (t) => t.actionsApprover,
+    expires_at: (t) => t.expiresAt,
+    support_reason: (t) => t.supportReason,
+    support_enabled: (t, _, ctx) => supportActive(scopeOf(t), ctx.services.clock.now()),
+    support_expires_at: (t, _, ctx) => (supportActive(scopeOf(t), ctx.services.clock.now()) ? t.supportExpiresAt : null),
+    labels: (t, _, ctx) => ctx.loaders.labels.load(t.id),
+    environments: (t, _, ctx) => ctx.loaders.environments.load(t.id),
+    services: async (t, _, ctx) => {
       const assigned = await ctx.loaders.subscriptions.load(t.id);
       return [...new Map(assigned.map((a) => [a.service.id, a.service])).values()];
     },
-    partnership: (t: Tenant) => t,
-    enabled_in_production: async (t: Tenant, _: Args, ctx: Ctx) => enabledIn(await ctx.loaders.environments.load(t.id), 'production'),
-    enabled_in_pilot: async (t: Tenant, _: Args, ctx: Ctx) => enabledIn(await ctx.loaders.environments.load(t.id), 'pilot'),
+    partnership: (t) => t,
+    enabled_in_production: async (t, _, ctx) => enabledIn(await ctx.loaders.environments.load(t.id), 'production'),
+    enabled_in_pilot: async (t, _, ctx) => enabledIn(await ctx.loaders.environments.load(t.id), 'pilot'),
   },
   Partnership: {
-    parent: (t: Tenant) => t.parentId,
-    is_partner: (t: Tenant) => t.isPartner,
-    subscriptions: async (t: Tenant, _: Args, ctx: Ctx) => (await ctx.loaders.subscriptions.load(t.id)).map((a) => a.subscription),
-    child_tenants: (t: Tenant, _: Args, ctx: Ctx) => ctx.loaders.children.load(t.id),
+    parent: (t) => t.parentId,
+    is_partner: (t) => t.isPartner,
+    subscriptions: async (t, _, ctx) => (await ctx.loaders.subscriptions.load(t.id)).map((a) => a.subscription),
+    child_tenants: (t, _, ctx) => ctx.loaders.children.load(t.id),
   },
-  TenantLabel: renamed<TenantLabel>({
-    tenant_id: 'tenantId',
-    owner_partner_tenant_id: 'ownerPartnerTenantId',
-    created_at: 'createdAt',
-    updated_at: 'updatedAt',
-  }),
-  Environment: renamed<Environment>({ tenant_id: 'tenantId', created_at: 'createdAt', updated_at: 'updatedAt' }),
-  Service: renamed<Service>({ owner_tenant_id: 'ownerTenantId', created_at: 'createdAt', updated_at: 'updatedAt' }),
-  PartnerSubscription: renamed<PartnerSubscription>({
-    service_id: 'serviceId',
-    partner_tenant_id: 'partnerTenantId',
-    created_at: 'createdAt',
-    updated_at: 'updatedAt',
-    retired_at: 'retiredAt',
-  }),
+  TenantLabel: {
+    tenant_id: (l) => l.tenantId,
+    owner_partner_tenant_id: (l) => l.ownerPartnerTenantId,
+    created_at: (l) => l.createdAt,
+    updated_at: (l) => l.updatedAt,
+  },
+  Environment: {
+    tenant_id: (e) => e.tenantId,
+    created_at: (e) => e.createdAt,
+    updated_at: (e) => e.updatedAt,
+  },
+  Service: {
+    owner_tenant_id: (s) => s.ownerTenantId,
+    created_at: (s) => s.createdAt,
+    updated_at: (s) => s.updatedAt,
+  },
+  PartnerSubscription: {
+    service_id: (s) => s.serviceId,
+    partner_tenant_id: (s) => s.partnerTenantId,
+    created_at: (s) => s.createdAt,
+    updated_at: (s) => s.updatedAt,
+    retired_at: (s) => s.retiredAt,
+  },
 };
+
+/** Input objects handed to the services whole must name the fields the services' input types name. */
+export type WholeInputs = [
+  Matches<SameFields<TenantsQuery, TenantsQueryInput>>,
+  Matches<SameFields<WireTenantCreateInput, TenantCreateInput>>,
+  Matches<SameFields<WireTenantUpdateInput, TenantUpdateInput>>,
+  Matches<SameFields<InputTenantLabel, LabelInput>>,
+  Matches<SameFields<InputService, Parameters<SubscriptionService['createService']>[1]>>,
+  Matches<SameFields<InputPartnerSubscription, Parameters<SubscriptionService['createSubscription']>[1]>>,
+];
