@@ -2,9 +2,9 @@
 // changes in one transaction together with its audit event.
 import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, mayGrant } from '../access/grants.js';
-import { assertCan, can, rolesIn } from '../access/policy.js';
+import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../access/roles.js';
+import { isRoleId, type RoleName } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';

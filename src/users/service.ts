@@ -70,7 +70,7 @@ export class UserService {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.manage', now);
     const roleIds = checkGrantableRoles(caller, input.roles, now, 'user');
-    return this.insert(caller.principal, caller.tenant.id, input, roleIds);
+    return await this.insert(caller.principal, caller.tenant.id, input, roleIds);
   }
 
   /** The CLI's `users create`: any tenant, any role that exists there. */
@@ -131,7 +131,7 @@ export class UserService {
     if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
       throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
     }
-    return this.store.users.listUsers({
+    return await this.store.users.listUsers({
       tenantId: caller.tenant.id,
       ...(query.email != null ? { email: emailFilter(query.email) } : {}),
       offset: (page - 1) * perPage,
@@ -162,7 +162,7 @@ export class UserService {
     const [roleId] = checkGrantableRoles(caller, [input.roleId], now, 'user');
     const expiresAt = input.expiresAt == null ? null : parseTimeInput(input.expiresAt, 'expires_at');
     if (expiresAt !== null && expiresAt <= now) throw badInput('expires_at must be in the future', { field: 'expires_at' });
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, input.userId);
       if (!ancestorsOrSelf(caller.tenant).includes(user.tenantId)) {
         throw badInput('a user can hold roles only in its home tenant and the tenants below it; send X-Tenant-Context of such a tenant', {
@@ -190,7 +190,7 @@ export class UserService {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.manage', now);
     if (!UUID_PATTERN.test(input.assignmentId)) throw badInput('assignment_id must be a role assignment id (a UUID)', { field: 'assignment_id' });
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, input.userId);
       const assignment = user.roleAssignments.find((a) => a.id === input.assignmentId.toLowerCase() && a.tenantId === caller.tenant.id);
       if (!assignment) throw notFound('Role assignment in this tenant');
@@ -203,7 +203,7 @@ export class UserService {
 
   /** Disables (or enables) a user: its sessions and tokens stop working at once and stay dead. */
   async setDisabled(caller: Caller, id: string, disabled: boolean): Promise<User> {
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (disabled && user.id === caller.principal.id)
         throw badInput('You cannot disable your own account; ask another Administrator', { field: 'id' });
@@ -213,7 +213,7 @@ export class UserService {
 
   /** The CLI's `users disable|enable`, by e-mail address. */
   async setDisabledAsOperator(email: string, disabled: boolean): Promise<User> {
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
@@ -231,7 +231,7 @@ export class UserService {
 
   /** Clears the user's password, TOTP and recovery codes and issues a new set-up link (a lost authenticator). */
   async resetSignIn(caller: Caller, id: string): Promise<UserWithSetupLink> {
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (user.id === caller.principal.id) throw badInput('You cannot reset your own sign-in; ask another Administrator', { field: 'id' });
       return this.applyReset(tx, caller.principal, user);
@@ -240,7 +240,7 @@ export class UserService {
 
   /** The CLI's `users reset`, by e-mail address (also how an operator recovers a locked-out administrator). */
   async resetSignInAsOperator(email: string): Promise<UserWithSetupLink> {
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
@@ -259,7 +259,7 @@ export class UserService {
 
   /** Deletes the user; returns it as it was. */
   async delete(caller: Caller, id: string): Promise<User> {
-    return this.store.transaction(async (tx) => {
+    return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (user.id === caller.principal.id) throw badInput('You cannot delete your own account; ask another Administrator', { field: 'id' });
       const now = this.clock.now();
