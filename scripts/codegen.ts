@@ -41,6 +41,8 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       Client: '../../credentials/model.js#Client',
       RoleAssignment: '../../access/principal.js#RoleAssignment',
       ClientSecret: '../../credentials/model.js#ClientSecretInfo',
+      User: '../../users/model.js#User',
+      UserWithSetupLink: '../../users/service.js#UserWithSetupLink',
     },
   },
   {

@@ -147,6 +147,7 @@ export class UserService {
 
   /** A user the caller may read (its home tenant is within the caller's reach), else NOT_FOUND. */
   async get(caller: Caller, id: string): Promise<User> {
+    assertCan(caller.principal, caller.tenant, 'users.read', this.clock.now());
     const user = await this.store.users.findUser(checkUserId(id));
     if (!user || !(await this.mayRead(caller, user))) throw notFound('User');
     return user;
@@ -203,6 +204,7 @@ export class UserService {
 
   /** Disables (or enables) a user: its sessions and tokens stop working at once and stay dead. */
   async setDisabled(caller: Caller, id: string, disabled: boolean): Promise<User> {
+    assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (disabled && user.id === caller.principal.id)
@@ -231,6 +233,7 @@ export class UserService {
 
   /** Clears the user's password, TOTP and recovery codes and issues a new set-up link (a lost authenticator). */
   async resetSignIn(caller: Caller, id: string): Promise<UserWithSetupLink> {
+    assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (user.id === caller.principal.id) throw badInput('You cannot reset your own sign-in; ask another Administrator', { field: 'id' });
@@ -259,6 +262,7 @@ export class UserService {
 
   /** Deletes the user; returns it as it was. */
   async delete(caller: Caller, id: string): Promise<User> {
+    assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       if (user.id === caller.principal.id) throw badInput('You cannot delete your own account; ask another Administrator', { field: 'id' });

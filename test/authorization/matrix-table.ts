@@ -91,6 +91,16 @@ createClient                         | UN   | ok     | ok     | FB     | FB     
 rotateClientSecret                   | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | ok
 forceRotateClientSecret              | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 deleteClient                         | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | ok  | FB      | FB     | FB       | ok       | FB
+# users (credential interface, acting in C1, on a user whose home is C1; docs/users.md)
+users                                | UN   | ok     | FB     | FB     | ok     | ok     | FB     | FB     | ok     | FB     | FB     | ok  | FB      | FB     | FB       | ok       | ok
+user                                 | UN   | ok     | FB     | FB     | ok     | ok     | FB     | FB     | ok     | FB     | FB     | ok  | FB      | FB     | FB       | ok       | ok
+createUser                           | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+assignUserRole                       | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+removeUserRole                       | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+disableUser                          | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+enableUser                           | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+resetUserSignIn                      | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+deleteUser                           | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 `;
 
 /** The table as rows: operation -> actor -> expected outcome. Throws on a malformed table. */

@@ -120,7 +120,36 @@ const Q = {
   rotate: `mutation($id: ID!, $s: String) { rotateClientSecret(id: $id, secret: $s) { client { id } client_secret } }`,
   forceRotate: `mutation($id: ID!) { forceRotateClientSecret(id: $id) { client { id } client_secret } }`,
   deleteClient: `mutation($id: ID!) { deleteClient(id: $id) { id revoked_at } }`,
+  users: `query($e: String) { users(email: $e) { id tenant_id } }`,
+  user: `query($id: ID!) { user(id: $id) { id email } }`,
+  createUser: `mutation($e: String!) { createUser(email: $e) { user { id roles } setup_url } }`,
+  assignUserRole: `mutation($u: ID!, $r: ID!) { assignUserRole(user_id: $u, role_id: $r) { id } }`,
+  removeUserRole: `mutation($u: ID!, $a: ID!) { removeUserRole(user_id: $u, assignment_id: $a) { id } }`,
+  disableUser: `mutation($id: ID!) { disableUser(id: $id) { id status } }`,
+  enableUser: `mutation($id: ID!) { enableUser(id: $id) { id status } }`,
+  resetUserSignIn: `mutation($id: ID!) { resetUserSignIn(id: $id) { user { id } setup_url } }`,
+  deleteUser: `mutation($id: ID!) { deleteUser(id: $id) { id } }`,
 };
+
+/** A user whose home is C1 (Analyst there), made by the vendor Administrator. */
+async function freshUser(w: World, opts: { disabled?: boolean } = {}): Promise<{ id: string; email: string; assignment: string }> {
+  const email = `${unique('user')}@example.com`;
+  const d = data(
+    await credCall(w, w.root, `mutation($e: String!) { createUser(email: $e) { user { id role_assignments { id } } } }`, { e: email }, w.C1),
+  );
+  const user = d.createUser.user;
+  if (opts.disabled) data(await credCall(w, w.root, Q.disableUser, { id: user.id }, w.C1));
+  return { id: user.id, email, assignment: user.role_assignments[0].id };
+}
+
+/** The target user, and for the `self` column the client whose token calls. */
+async function userTarget(w: World, actor: ActorName, opts: { disabled?: boolean } = {}): Promise<State> {
+  return { ...(actor === 'self' ? { self: await freshClient(w, true) } : {}), user: await freshUser(w, opts) };
+}
+
+async function userRow(w: World, id: string): Promise<any> {
+  return (await rows(w, sql`select * from users where id = ${id}`))[0];
+}
 
 // fresh objects, made by the vendor Administrator
 async function freshLabel(w: World, restricted: boolean, tenant = w.C1, owner = w.P1): Promise<string> {
@@ -268,6 +297,114 @@ async function credentialTarget(w: World, actor: ActorName): Promise<State> {
   const self = actor === 'self' ? await freshClient(w, true) : undefined;
   return { self, victim: self ?? (await freshClient(w)) };
 }
+
+const USER_OPS: Op[] = [
+  {
+    row: 'users',
+    iface: 'credential',
+    field: 'users',
+    mutation: false,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.users, { e: s.user.email }),
+    effect: async (w, s, res) => assert.deepEqual(res.body.data.users, [{ id: s.user.id, tenant_id: w.C1 }]),
+  },
+  {
+    row: 'user',
+    iface: 'credential',
+    field: 'user',
+    mutation: false,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.user, { id: s.user.id }),
+    effect: async (_w, s, res) => assert.deepEqual(res.body.data.user, { id: s.user.id, email: s.user.email }),
+  },
+  {
+    row: 'createUser',
+    iface: 'credential',
+    field: 'createUser',
+    mutation: true,
+    prepare: async (w, actor) => ({ ...(actor === 'self' ? { self: await freshClient(w, true) } : {}), email: `${unique('new')}@example.com` }),
+    run: (_w, s, send) => send(Q.createUser, { e: s.email }),
+    effect: async (w, s, res) => {
+      const created = res.body.data.createUser;
+      assert.deepEqual(created.user.roles, ['Analyst']);
+      assert.match(created.setup_url, /\/login\/setup\?token=[A-Za-z0-9_-]{43}$/);
+      const row = await userRow(w, created.user.id);
+      assert.deepEqual(
+        { email: row.email, tenant: String(row.tenant_id), password: row.password_hash },
+        { email: s.email, tenant: w.C1, password: null },
+      );
+    },
+  },
+  {
+    row: 'assignUserRole',
+    iface: 'credential',
+    field: 'assignUserRole',
+    mutation: true,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.assignUserRole, { u: s.user.id, r: Auditor }),
+    effect: async (w, s) => {
+      const held = await rows(w, sql`select role_id, tenant_id from role_assignments where principal_id = ${s.user.id} and role_id = ${Auditor}`);
+      assert.deepEqual(
+        held.map((r) => String(r.tenant_id)),
+        [w.C1],
+      );
+    },
+  },
+  {
+    row: 'removeUserRole',
+    iface: 'credential',
+    field: 'removeUserRole',
+    mutation: true,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.removeUserRole, { u: s.user.id, a: s.user.assignment }),
+    effect: async (w, s) => assert.deepEqual(await rows(w, sql`select id from role_assignments where id = ${s.user.assignment}`), []),
+  },
+  {
+    row: 'disableUser',
+    iface: 'credential',
+    field: 'disableUser',
+    mutation: true,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.disableUser, { id: s.user.id }),
+    effect: async (w, s) => assert.notEqual((await userRow(w, s.user.id)).disabled_at, null),
+  },
+  {
+    row: 'enableUser',
+    iface: 'credential',
+    field: 'enableUser',
+    mutation: true,
+    prepare: (w, actor) => userTarget(w, actor, { disabled: true }),
+    run: (_w, s, send) => send(Q.enableUser, { id: s.user.id }),
+    effect: async (w, s) => assert.equal((await userRow(w, s.user.id)).disabled_at, null),
+  },
+  {
+    row: 'resetUserSignIn',
+    iface: 'credential',
+    field: 'resetUserSignIn',
+    mutation: true,
+    prepare: async (w, actor) => {
+      const state = await userTarget(w, actor);
+      return { ...state, before: (await userRow(w, state.user.id)).setup_token_hash };
+    },
+    run: (_w, s, send) => send(Q.resetUserSignIn, { id: s.user.id }),
+    effect: async (w, s, res) => {
+      assert.match(res.body.data.resetUserSignIn.setup_url, /token=/);
+      assert.notDeepEqual((await userRow(w, s.user.id)).setup_token_hash, s.before, 'a new set-up link replaces the old one');
+    },
+  },
+  {
+    row: 'deleteUser',
+    iface: 'credential',
+    field: 'deleteUser',
+    mutation: true,
+    prepare: (w, actor) => userTarget(w, actor),
+    run: (_w, s, send) => send(Q.deleteUser, { id: s.user.id }),
+    effect: async (w, s) => {
+      assert.equal(await userRow(w, s.user.id), undefined);
+      assert.deepEqual(await rows(w, sql`select id from role_assignments where principal_id = ${s.user.id}`), []);
+    },
+  },
+];
 
 const OPS: Op[] = [
   // ---- tenant interface: queries
@@ -484,6 +621,7 @@ const OPS: Op[] = [
       assert.notEqual(row.revoked_at, null);
     },
   },
+  ...USER_OPS,
 ];
 
 /** What a response amounts to: the error code, or ok (a list that leaves the target out: NOT_FOUND). */

@@ -54,6 +54,7 @@ export const WRITTEN_TABLES = [
   'client_creations',
   'audit_events',
   'users',
+  'user_recovery_codes',
 ] as const;
 
 /** Row counts of every table a mutation writes, to prove a rejected request wrote nothing. */

@@ -4,6 +4,8 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { ClientWithSecret as ClientWithSecretModel } from '../../credentials/service.js';
 import type { Client as ClientModel, ClientSecretInfo as ClientSecretInfoModel } from '../../credentials/model.js';
 import type { RoleAssignment as RoleAssignmentModel } from '../../access/principal.js';
+import type { User as UserModel } from '../../users/model.js';
+import type { UserWithSetupLink as UserWithSetupLinkModel } from '../../users/service.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -33,6 +35,17 @@ export type Query = {
    * combine (AND).
    */
   clients: Array<Client>;
+  /**
+   * Users whose home is the acting tenant (`X-Tenant-Context`, else the caller's home tenant),
+   * oldest first. An addition to the specification (docs/users.md). Needs Administrator, Auditor or
+   * Operations in the tenant or a partner above it.
+   */
+  users: Array<User>;
+  /**
+   * One user by id, if its home tenant is one where the caller may read users; otherwise
+   * `NOT_FOUND`, whether or not it exists. An addition (docs/users.md).
+   */
+  user: Maybe<User>;
 };
 
 /** Reading API clients. */
@@ -44,6 +57,18 @@ export type QueryClientsArgs = {
   tenantIDs?: InputMaybe<Array<InputMaybe<Scalars['ID']['input']>>>;
   page?: InputMaybe<Scalars['Int']['input']>;
   perPage?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** Reading API clients. */
+export type QueryUsersArgs = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  perPage?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** Reading API clients. */
+export type QueryUserArgs = {
+  id: Scalars['ID']['input'];
 };
 
 /** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
@@ -77,6 +102,41 @@ export type Mutation = {
    * Operations in the acting tenant.
    */
   deleteClient: Maybe<Client>;
+  /**
+   * Creates a user in the acting tenant, with roles there, and returns a one-time set-up link for
+   * the person (to set a password and enrol an authenticator). An addition (docs/users.md). Needs
+   * Administrator in the acting tenant or a partner above it.
+   */
+  createUser: Maybe<UserWithSetupLink>;
+  /**
+   * Gives the user a role in the acting tenant, which must be the user's home tenant or a tenant
+   * below it; giving a role the user already holds there replaces its `expires_at`. Needs
+   * Administrator; nobody gives a role they could not hold. An addition (docs/users.md).
+   */
+  assignUserRole: Maybe<User>;
+  /**
+   * Removes one of the user's role assignments in the acting tenant. Needs Administrator. An
+   * addition (docs/users.md).
+   */
+  removeUserRole: Maybe<User>;
+  /**
+   * Disables the user: its sessions and tokens stop working at once, and stay dead if the user is
+   * enabled again. Nobody disables their own account. Needs Administrator in the user's home tenant
+   * or above. An addition (docs/users.md).
+   */
+  disableUser: Maybe<User>;
+  /** Lets a disabled user sign in again (its earlier sessions and tokens stay dead). An addition. */
+  enableUser: Maybe<User>;
+  /**
+   * Clears the user's password, authenticator and recovery codes, ends its tokens, and returns a
+   * new one-time set-up link (a lost authenticator). Nobody resets their own account. An addition.
+   */
+  resetUserSignIn: Maybe<UserWithSetupLink>;
+  /**
+   * Deletes the user and its role assignments; its tokens stop working at once. Returns the user as
+   * it was. Nobody deletes their own account. An addition (docs/users.md).
+   */
+  deleteUser: Maybe<User>;
 };
 
 /** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
@@ -99,6 +159,46 @@ export type MutationForceRotateClientSecretArgs = {
 
 /** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
 export type MutationDeleteClientArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationCreateUserArgs = {
+  email: Scalars['String']['input'];
+  display_name?: InputMaybe<Scalars['String']['input']>;
+  roles?: InputMaybe<Array<Scalars['ID']['input']>>;
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationAssignUserRoleArgs = {
+  user_id: Scalars['ID']['input'];
+  role_id: Scalars['ID']['input'];
+  expires_at?: InputMaybe<Scalars['Time']['input']>;
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationRemoveUserRoleArgs = {
+  user_id: Scalars['ID']['input'];
+  assignment_id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationDisableUserArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationEnableUserArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationResetUserSignInArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationDeleteUserArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -178,6 +278,55 @@ export type ClientSecret = {
    * use by up to `GATEHOUSE_LAST_USED_FLUSH_SECONDS` (30 s by default).
    */
   last_used_at: Maybe<Scalars['Time']['output']>;
+};
+
+/** A person who signs in (docs/users.md). An addition to the specification. */
+export type User = {
+  /** UUID of the user. */
+  id: Scalars['ID']['output'];
+  /** E-mail address, as entered: the sign-in name. */
+  email: Scalars['String']['output'];
+  /** Name shown for the user; empty when none was given. */
+  display_name: Scalars['String']['output'];
+  /** `active` or `disabled`. */
+  status: Scalars['String']['output'];
+  /** Home tenant: where the user was created. */
+  tenant_id: Scalars['ID']['output'];
+  /** Role names held through live (unexpired) assignments, in any tenant. */
+  roles: Array<Scalars['String']['output']>;
+  /** Every role assignment, expired ones included until removed. */
+  role_assignments: Array<RoleAssignment>;
+  /** True until the person has used the set-up link. */
+  setup_pending: Scalars['Boolean']['output'];
+  /** When the pending set-up link stops working; null when none is pending. */
+  setup_expires_at: Maybe<Scalars['Time']['output']>;
+  /** Whether an authenticator (TOTP) is enrolled. */
+  mfa_enrolled: Scalars['Boolean']['output'];
+  /** When the user was created. */
+  created_at: Maybe<Scalars['Time']['output']>;
+  /** When the user was last changed. */
+  updated_at: Maybe<Scalars['Time']['output']>;
+  /** UUID of the client or user that created the user; null for the first-start administrator and the CLI. */
+  created_by: Maybe<Scalars['String']['output']>;
+  /** UUID of the client or user that last changed the user. */
+  updated_by: Maybe<Scalars['String']['output']>;
+  /** When the user was disabled; null while active. */
+  disabled_at: Maybe<Scalars['Time']['output']>;
+  /** Last successful sign-in. */
+  last_sign_in_at: Maybe<Scalars['Time']['output']>;
+};
+
+/** A user with its one-time set-up link (`createUser`, `resetUserSignIn`). */
+export type UserWithSetupLink = {
+  /** The user created or reset. */
+  user: User;
+  /**
+   * The link the person opens to set a password and enrol an authenticator; shown only in this
+   * response (only a digest is stored), usable once, until `setup_expires_at`. Send it privately.
+   */
+  setup_url: Scalars['String']['output'];
+  /** When the link stops working (`GATEHOUSE_USER_SETUP_TTL` after it was made). */
+  setup_expires_at: Scalars['Time']['output'];
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -265,7 +414,9 @@ export type ResolversTypes = {
   Client: ResolverTypeWrapper<ClientModel>;
   RoleAssignment: ResolverTypeWrapper<RoleAssignmentModel>;
   ClientSecret: ResolverTypeWrapper<ClientSecretInfoModel>;
+  User: ResolverTypeWrapper<UserModel>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  UserWithSetupLink: ResolverTypeWrapper<UserWithSetupLinkModel>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -280,7 +431,9 @@ export type ResolversParentTypes = {
   Client: ClientModel;
   RoleAssignment: RoleAssignmentModel;
   ClientSecret: ClientSecretInfoModel;
+  User: UserModel;
   Boolean: Scalars['Boolean']['output'];
+  UserWithSetupLink: UserWithSetupLinkModel;
 };
 
 export interface TimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Time'], any> {
@@ -289,6 +442,8 @@ export interface TimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   clients?: Resolver<Array<ResolversTypes['Client']>, ParentType, ContextType, Partial<QueryClientsArgs>>;
+  users?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<QueryUsersArgs>>;
+  user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
 };
 
 export type MutationResolvers<
@@ -309,6 +464,18 @@ export type MutationResolvers<
     RequireFields<MutationForceRotateClientSecretArgs, 'id'>
   >;
   deleteClient?: Resolver<Maybe<ResolversTypes['Client']>, ParentType, ContextType, RequireFields<MutationDeleteClientArgs, 'id'>>;
+  createUser?: Resolver<Maybe<ResolversTypes['UserWithSetupLink']>, ParentType, ContextType, RequireFields<MutationCreateUserArgs, 'email'>>;
+  assignUserRole?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationAssignUserRoleArgs, 'user_id' | 'role_id'>>;
+  removeUserRole?: Resolver<
+    Maybe<ResolversTypes['User']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationRemoveUserRoleArgs, 'user_id' | 'assignment_id'>
+  >;
+  disableUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationDisableUserArgs, 'id'>>;
+  enableUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationEnableUserArgs, 'id'>>;
+  resetUserSignIn?: Resolver<Maybe<ResolversTypes['UserWithSetupLink']>, ParentType, ContextType, RequireFields<MutationResetUserSignInArgs, 'id'>>;
+  deleteUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
 };
 
 export type ClientWithSecretResolvers<
@@ -358,6 +525,34 @@ export type ClientSecretResolvers<
   last_used_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
 };
 
+export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  display_name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tenant_id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  roles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  role_assignments?: Resolver<Array<ResolversTypes['RoleAssignment']>, ParentType, ContextType>;
+  setup_pending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  setup_expires_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  mfa_enrolled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  created_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  updated_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  created_by?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updated_by?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  disabled_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  last_sign_in_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+};
+
+export type UserWithSetupLinkResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['UserWithSetupLink'] = ResolversParentTypes['UserWithSetupLink'],
+> = {
+  user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  setup_url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  setup_expires_at?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = GraphQLContext> = {
   Time?: GraphQLScalarType;
   Query?: QueryResolvers<ContextType>;
@@ -366,4 +561,6 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Client?: ClientResolvers<ContextType>;
   RoleAssignment?: RoleAssignmentResolvers<ContextType>;
   ClientSecret?: ClientSecretResolvers<ContextType>;
+  User?: UserResolvers<ContextType>;
+  UserWithSetupLink?: UserWithSetupLinkResolvers<ContextType>;
 };

@@ -1,6 +1,7 @@
 // Thin resolvers: take the arguments, call one service method, map field names. Typed by the
 // resolver types generated from schema.graphql (`npm run codegen`): a field or argument renamed
 // in the SDL and not here fails to compile.
+import type { RoleAssignment } from '../../access/principal.js';
 import { roleName } from '../../access/roles.js';
 import type { ClientQuery } from '../../credentials/service.js';
 import type { Matches, SameFields } from '../input-fields.js';
@@ -11,6 +12,8 @@ export const credentialResolvers: Resolvers = {
   Time: TimeScalar,
   Query: {
     clients: (_, args, ctx) => ctx.services.credentials.listClients(ctx.caller, args),
+    users: (_, args, ctx) => ctx.services.users.list(ctx.caller, { email: args.email, page: args.page, perPage: args.perPage }),
+    user: (_, args, ctx) => ctx.services.users.get(ctx.caller, args.id),
   },
   Mutation: {
     createClient: (_, args, ctx) => ctx.services.credentials.createClient(ctx.caller, { name: args.name, roles: args.roles }),
@@ -22,6 +25,34 @@ export const credentialResolvers: Resolvers = {
       }),
     forceRotateClientSecret: (_, args, ctx) => ctx.services.credentials.forceRotateClientSecret(ctx.caller, { id: args.id }),
     deleteClient: (_, args, ctx) => ctx.services.credentials.deleteClient(ctx.caller, { id: args.id }),
+    createUser: (_, args, ctx) => ctx.services.users.create(ctx.caller, { email: args.email, displayName: args.display_name, roles: args.roles }),
+    assignUserRole: (_, args, ctx) =>
+      ctx.services.users.assignRole(ctx.caller, { userId: args.user_id, roleId: args.role_id, expiresAt: args.expires_at }),
+    removeUserRole: (_, args, ctx) => ctx.services.users.removeRole(ctx.caller, { userId: args.user_id, assignmentId: args.assignment_id }),
+    disableUser: (_, args, ctx) => ctx.services.users.setDisabled(ctx.caller, args.id, true),
+    enableUser: (_, args, ctx) => ctx.services.users.setDisabled(ctx.caller, args.id, false),
+    resetUserSignIn: (_, args, ctx) => ctx.services.users.resetSignIn(ctx.caller, args.id),
+    deleteUser: (_, args, ctx) => ctx.services.users.delete(ctx.caller, args.id),
+  },
+  UserWithSetupLink: {
+    user: (r) => r.user,
+    setup_url: (r) => r.setupUrl,
+    setup_expires_at: (r) => r.setupExpiresAt,
+  },
+  User: {
+    display_name: (u) => u.displayName,
+    tenant_id: (u) => u.tenantId,
+    roles: (u, _, ctx) => liveRoleNames(u.roleAssignments, ctx.services.clock.now()),
+    role_assignments: (u) => u.roleAssignments,
+    setup_pending: (u) => !u.passwordSet || !u.totpEnrolled,
+    setup_expires_at: (u) => u.setupExpiresAt,
+    mfa_enrolled: (u) => u.totpEnrolled,
+    created_at: (u) => u.createdAt,
+    updated_at: (u) => u.updatedAt,
+    created_by: (u) => u.createdBy,
+    updated_by: (u) => u.updatedBy,
+    disabled_at: (u) => u.disabledAt,
+    last_sign_in_at: (u) => u.lastSignInAt,
   },
   ClientWithSecret: {
     client: (s) => s.client,
@@ -51,6 +82,12 @@ export const credentialResolvers: Resolvers = {
     last_used_at: (s) => s.lastUsedAt,
   },
 };
+
+/** Names of the roles held through unexpired assignments, each once. */
+function liveRoleNames(assignments: RoleAssignment[], now: Date): string[] {
+  const live = assignments.filter((a) => a.expiresAt === null || a.expiresAt > now);
+  return [...new Set(live.map((a) => roleName(a.roleId) ?? a.roleId))];
+}
 
 /** `clients` hands its arguments to the service whole: they must name the fields ClientQuery names. */
 export type WholeInputs = [Matches<SameFields<QueryClientsArgs, ClientQuery>>];
