@@ -1,7 +1,7 @@
 // People who sign in (docs/users.md), and the rules on their fields that need no storage.
 import type { RoleAssignment } from '../access/principal.js';
 import { badInput } from '../errors.js';
-import { checkLine, quoted, TEXT_LIMITS } from '../text.js';
+import { checkLine, checkName, quoted, TEXT_LIMITS } from '../text.js';
 
 export type UserStatus = 'active' | 'disabled';
 
@@ -61,7 +61,9 @@ export function emailKey(email: string): string {
   return email.normalize('NFKC').trim().toLowerCase();
 }
 
-/** A display name: one line, visible characters; empty means "none" (the address is shown). */
+/** A display name: the name rules (one line, whitespace runs collapsed, visible characters);
+ *  empty means "none" (the address is shown). */
 export function checkDisplayName(raw: string | null | undefined): string {
-  return checkLine(raw, 'display_name', DISPLAY_NAME_MAX) ?? '';
+  if (raw === null || raw === undefined || raw.trim() === '') return '';
+  return checkName(raw, 'display_name', DISPLAY_NAME_MAX).name;
 }

@@ -292,7 +292,7 @@ export type User = {
   status: Scalars['String']['output'];
   /** Home tenant: where the user was created. */
   tenant_id: Scalars['ID']['output'];
-  /** Role names held through live (unexpired) assignments, in any tenant. */
+  /** Role names held through live (unexpired) assignments, in any tenant, in the order Administrator, Analyst, Responder, Auditor, Operations, Support. */
   roles: Array<Scalars['String']['output']>;
   /** Every role assignment, expired ones included until removed. */
   role_assignments: Array<RoleAssignment>;

@@ -2,7 +2,7 @@
 // resolver types generated from schema.graphql (`npm run codegen`): a field or argument renamed
 // in the SDL and not here fails to compile.
 import type { RoleAssignment } from '../../access/principal.js';
-import { roleName } from '../../access/roles.js';
+import { ROLE_IDS, roleName } from '../../access/roles.js';
 import type { ClientQuery } from '../../credentials/service.js';
 import type { Matches, SameFields } from '../input-fields.js';
 import { TimeScalar } from '../scalars.js';
@@ -83,10 +83,13 @@ export const credentialResolvers: Resolvers = {
   },
 };
 
-/** Names of the roles held through unexpired assignments, each once. */
+const ROLE_ORDER = Object.keys(ROLE_IDS);
+
+/** Names of the roles held through unexpired assignments, each once, in the order of the role table. */
 function liveRoleNames(assignments: RoleAssignment[], now: Date): string[] {
   const live = assignments.filter((a) => a.expiresAt === null || a.expiresAt > now);
-  return [...new Set(live.map((a) => roleName(a.roleId) ?? a.roleId))];
+  const names = [...new Set(live.map((a) => roleName(a.roleId) ?? a.roleId))];
+  return names.sort((a, b) => ROLE_ORDER.indexOf(a) - ROLE_ORDER.indexOf(b));
 }
 
 /** `clients` hands its arguments to the service whole: they must name the fields ClientQuery names. */
