@@ -2,7 +2,8 @@
 // variable (all reported at once, none echoing a secret), and flags that override variables.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, flagsToVariables, KNOWN_VARIABLES, loadConfig, REGIONS } from '../src/config.js';
+import { DEFAULT_ADMIN_EMAIL } from '../src/bootstrap/bootstrap.js';
+import { ConfigError, flagsToVariables, KNOWN_VARIABLES, loadConfig, REGIONS, RULES, SETTING_ROWS } from '../src/config.js';
 
 function problemsOf(env: Record<string, string>, overrides: Record<string, string> = {}, opts: { serving?: boolean } = {}): string[] {
   try {
@@ -207,6 +208,18 @@ describe('loadConfig problems', () => {
     'GATEHOUSE_ENCRYPTION_KEY',
   ]);
 
+  it('marks every variable that may hold a credential secret in the table of settings', () => {
+    const secret = SETTING_ROWS.filter((row) => row.setting.secret).map((row) => row.setting.variable);
+    assert.deepEqual(new Set(secret), SECRET_VARIABLES);
+  });
+
+  it('quotes a non-secret value on one line, cut short', () => {
+    const [problem] = problemsOf({ PORT: '80\n81' });
+    assert.equal(problem, 'PORT: must be a whole number from 0 to 65535, got "80\\n81"');
+    const [long] = problemsOf({ GATEHOUSE_REGION: 'x'.repeat(300) });
+    assert.match(long!, /, got "x{100}…"$/);
+  });
+
   for (const [name, value, extra] of cases) {
     it(`${name}=${JSON.stringify(value.length > 40 ? value.slice(0, 12) + '…' : value)} is one problem naming ${name}`, () => {
       const problems = problemsOf({ ...extra, [name]: value });
@@ -298,6 +311,50 @@ describe('loadConfig problems', () => {
     const problems = problemsOf({ PORT: '8080' }, { PORT: 'x' });
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /^PORT: /);
+  });
+});
+
+describe('the table of settings (src/config/settings.ts)', () => {
+  it('declares each variable once, with a description of one line, the values it accepts and its default', () => {
+    assert.equal(new Set(KNOWN_VARIABLES).size, KNOWN_VARIABLES.length);
+    assert.equal(new Set(SETTING_ROWS.map((row) => row.path.join('.'))).size, SETTING_ROWS.length);
+    for (const { setting } of SETTING_ROWS) {
+      for (const text of [setting.description, setting.accepts, setting.shownDefault]) {
+        assert.ok(text.trim() !== '' && !text.includes('\n'), `${setting.variable}: ${JSON.stringify(text)}`);
+      }
+    }
+  });
+
+  it('every fixed default is a value its own kind accepts', () => {
+    for (const { setting } of SETTING_ROWS) {
+      if (setting.fallback === 'derived' || setting.fallback.value === undefined || Array.isArray(setting.fallback.value)) continue;
+      assert.deepEqual(setting.parse(String(setting.fallback.value)), { value: setting.fallback.value }, setting.variable);
+    }
+  });
+
+  it('every value of loadConfig comes from a row: the rows are the Config', () => {
+    const paths = (o: object, at: string[] = []): string[] =>
+      Object.entries(o).flatMap(([k, v]) =>
+        v !== null && typeof v === 'object' && !Array.isArray(v) && !Buffer.isBuffer(v) ? paths(v, [...at, k]) : [[...at, k].join('.')],
+      );
+    assert.deepEqual(
+      paths(loadConfig({})),
+      SETTING_ROWS.map((row) => row.path.join('.')),
+    );
+  });
+
+  it('shows the default admin e-mail that bootstrap uses', () => {
+    const row = SETTING_ROWS.find((r) => r.setting.variable === 'GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL')!;
+    assert.equal(row.setting.shownDefault, `\`${DEFAULT_ADMIN_EMAIL}\``);
+    assert.equal(loadConfig({}).bootstrap.adminEmail, undefined, 'bootstrap applies the default');
+  });
+
+  it('names only variables of the table in its rules, and shows each rule with its variables', () => {
+    for (const rule of RULES) {
+      for (const variable of rule.variables) {
+        assert.ok(SETTING_ROWS.find((row) => row.setting.variable === variable)!.rules.includes(rule.doc), variable);
+      }
+    }
   });
 });
 

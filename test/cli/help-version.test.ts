@@ -4,8 +4,17 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KNOWN_VARIABLES } from '../../src/config.js';
+import { configurationHelp, HELP_WIDTH, plain } from '../../src/cli/config-help.js';
+import { KNOWN_VARIABLES, SETTING_ROWS } from '../../src/config.js';
 import { PATIENCE_MS, ensureBuilt, exitOf, gatehouse, killAll, root } from '../helpers/cli.js';
+
+/** The variables a help text lists (each entry starts "  NAME [default]"), in order. */
+const listed = (help: string) => [...help.matchAll(/^ {2}([A-Z_]+) \[/gm)].map((m) => m[1]);
+
+/** Every line fits an 80-column terminal. */
+function assertFits(help: string): void {
+  for (const line of help.split('\n')) assert.ok(line.length <= HELP_WIDTH, `longer than ${HELP_WIDTH} columns: ${JSON.stringify(line)}`);
+}
 
 async function run(args: string[], vars: Record<string, string> = {}) {
   const p = gatehouse(args, vars);
@@ -17,7 +26,7 @@ describe('gatehouse help and version', () => {
   before(ensureBuilt);
   after(killAll);
 
-  it('--help lists the commands, per-command help, --version and every configuration variable', async () => {
+  it('--help lists the commands, per-command help, --version and every variable of the table of settings', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
       const r = await run(args);
       assert.equal(r.code, 0, args.join(' '));
@@ -28,11 +37,9 @@ describe('gatehouse help and version', () => {
       assert.match(r.stdout, /gatehouse <command> --help/);
       assert.match(r.stdout, /gatehouse --version/);
       assert.match(r.stdout, /npx gatehouse/);
-      for (const name of KNOWN_VARIABLES) {
-        // the bootstrap secret and password share a line with their id and e-mail ("…_CLIENT_ID / _CLIENT_SECRET")
-        const shown = name.replace(/^GATEHOUSE_BOOTSTRAP(_CLIENT_SECRET|_ADMIN_PASSWORD)$/, '/ $1');
-        assert.ok(r.stdout.includes(shown), `${name} is listed`);
-      }
+      assert.deepEqual(listed(r.stdout), [...KNOWN_VARIABLES], 'every variable of the table, in its order');
+      assert.ok(r.stdout.endsWith(configurationHelp()), 'the configuration section is the one generated from the table');
+      assertFits(r.stdout);
     }
   });
 
@@ -48,9 +55,15 @@ describe('gatehouse help and version', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
       assert.match(r.stdout, /^Usage: gatehouse serve/);
-      assert.match(r.stdout, /GATEHOUSE_METRICS_PORT/);
-      assert.match(r.stdout, /GATEHOUSE_ENCRYPTION_KEY/);
-      assert.match(r.stdout, /DATABASE_URL/);
+      // every environment variable of the table of settings, each with its default and description
+      assert.deepEqual(listed(r.stdout), [...KNOWN_VARIABLES]);
+      for (const { setting } of SETTING_ROWS) {
+        const entry = r.stdout.slice(r.stdout.indexOf(`\n  ${setting.variable} [`));
+        assert.ok(entry.startsWith(`\n  ${setting.variable} [${plain(setting.shownDefault)}]`), `${setting.variable} with its default`);
+        assert.ok(entry.replace(/\s+/g, ' ').includes(plain(setting.description).replace(/\s+/g, ' ')), `${setting.variable} with its description`);
+      }
+      assert.ok(r.stdout.endsWith(configurationHelp()));
+      assertFits(r.stdout);
       assert.doesNotMatch(r.stdout, /client_secret|gatehouse serving/);
     });
   }
@@ -64,8 +77,9 @@ describe('gatehouse help and version', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
       assert.match(r.stdout, /^Usage: gatehouse migrate/);
-      assert.match(r.stdout, /DATABASE_URL/);
-      assert.match(r.stdout, /GATEHOUSE_DATA_DIR/);
+      assert.deepEqual(listed(r.stdout), ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'], 'the settings migrate reads, from the table');
+      assert.match(r.stdout, /^ {2}GATEHOUSE_DATA_DIR \[\.\/data\]$/m);
+      assertFits(r.stdout);
       assert.match(r.stdout, /no GATEHOUSE_ENCRYPTION_KEY/);
       assert.doesNotMatch(r.stdout, /applied|up to date/, 'nothing was migrated');
     });

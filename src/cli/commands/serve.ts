@@ -18,12 +18,13 @@ const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export const SERVE_USAGE = `Usage: gatehouse serve [--variable value …]
 
-Starts the service: applies missing database migrations, creates the vendor tenant and the first
-administrators on an empty database (printing generated secrets once), loads the signing keys
-(re-sealing them when GATEHOUSE_ENCRYPTION_KEY has a new first key), and listens on HOST:PORT;
-with GATEHOUSE_METRICS_PORT, /metrics is served on HOST:GATEHOUSE_METRICS_PORT.
-SIGTERM or SIGINT stops it: in-flight requests finish, buffered state is written, exit 0.
-A failed start exits non-zero with one line on standard error.
+Starts the service: applies missing database migrations, creates the vendor
+tenant and the first administrators on an empty database (printing generated
+secrets once), loads the signing keys (re-sealing them when
+GATEHOUSE_ENCRYPTION_KEY has a new first key), and listens on HOST:PORT; with
+GATEHOUSE_METRICS_PORT, /metrics is served on HOST:GATEHOUSE_METRICS_PORT.
+SIGTERM or SIGINT stops it: in-flight requests finish, buffered state is
+written, exit 0. A failed start exits non-zero with one line on standard error.
 `;
 
 export async function serveCommand(config: Config): Promise<number> {
