@@ -15,7 +15,7 @@ import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
 import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
 import { TenantService, type TenantStores } from './tenants/service.js';
-import { DEFAULT_SETUP_TTL_SECONDS, UserService, type UserStores } from './users/service.js';
+import { UserService, type UserStores } from './users/service.js';
 
 export interface Services {
   clock: Clock;
@@ -50,7 +50,7 @@ export function createServices(deps: { config: Config; store: ServiceStores; clo
     tenants,
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
-    users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: DEFAULT_SETUP_TTL_SECONDS }),
+    users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     bearer: new BearerAuthenticator(tokens, store.principals),
     keys,

@@ -114,6 +114,12 @@ export const SETTINGS = {
     default: 10,
     description: '`createClient` calls per tenant per rolling hour',
   }),
+  userSetupTtlSeconds: setting({
+    variable: 'GATEHOUSE_USER_SETUP_TTL',
+    kind: integer(300, 30 * 86_400),
+    default: 259_200,
+    description: "how long a new user's one-time set-up link works, in seconds (3 days)",
+  }),
   expiryGraceDays: setting({
     variable: 'GATEHOUSE_EXPIRY_GRACE_DAYS',
     kind: integer(0, 3650),

@@ -53,8 +53,6 @@ export interface UserQuery {
 /** Who does a change: a principal through the API, or an operator at the CLI. */
 type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cli' };
 
-/** how long a set-up link works unless configured (GATEHOUSE_USER_SETUP_TTL): three days, as invitations go */
-export const DEFAULT_SETUP_TTL_SECONDS = 72 * 3600;
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 500;
 
