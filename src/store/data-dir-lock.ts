@@ -15,7 +15,7 @@
 // database access checks it first (assertHeld): a holder that has not confirmed its lease for
 // half the stale time stops before it writes, however long it was away.
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -118,16 +118,18 @@ export async function acquireDataDirLock(dir: string, opts: LockOptions): Promis
       rmSync(aside, { force: true });
     }
     const record: LockRecord = { token, pid: process.pid, host: hostname(), startedAt, refreshedAt: new Date().toISOString() };
+    // The record is written whole under a name of our own, then linked into place: link() is
+    // atomic and fails if the name exists, so the lock appears with its content or not at all (a
+    // racing starter never reads a half-written file and reports "an unknown process").
+    const draft = `${file}.new-${token}`;
+    writeFileSync(draft, JSON.stringify(record) + '\n', { mode: 0o644 });
     try {
-      const fd = openSync(file, 'wx', 0o644);
-      try {
-        writeSync(fd, JSON.stringify(record) + '\n');
-      } finally {
-        closeSync(fd);
-      }
+      linkSync(draft, file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue; // a racing starter created it first
       throw err;
+    } finally {
+      rmSync(draft, { force: true });
     }
     // a racing starter that judged an older record stale could still have moved ours aside
     await sleep(CONFIRM_MS);
