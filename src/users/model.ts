@@ -67,3 +67,8 @@ export function checkDisplayName(raw: string | null | undefined): string {
   if (raw === null || raw === undefined || raw.trim() === '') return '';
   return checkName(raw, 'display_name', DISPLAY_NAME_MAX).name;
 }
+
+/** Whether the person still has to finish setting up sign-in (a password, an authenticator). */
+export function setupPending(user: Pick<User, 'passwordSet' | 'totpEnrolled'>): boolean {
+  return !user.passwordSet || !user.totpEnrolled;
+}

@@ -296,7 +296,7 @@ export type User = {
   roles: Array<Scalars['String']['output']>;
   /** Every role assignment, expired ones included until removed. */
   role_assignments: Array<RoleAssignment>;
-  /** True until the person has used the set-up link. */
+  /** True until the person has set a password and enrolled an authenticator (the first-start administrator enrols at its first sign-in). */
   setup_pending: Scalars['Boolean']['output'];
   /** When the pending set-up link stops working; null when none is pending. */
   setup_expires_at: Maybe<Scalars['Time']['output']>;

@@ -4,6 +4,7 @@
 import type { RoleAssignment } from '../../access/principal.js';
 import { ROLE_IDS, roleName } from '../../access/roles.js';
 import type { ClientQuery } from '../../credentials/service.js';
+import { setupPending } from '../../users/model.js';
 import type { Matches, SameFields } from '../input-fields.js';
 import { TimeScalar } from '../scalars.js';
 import type { QueryClientsArgs, Resolvers } from './resolvers-types.generated.js';
@@ -44,7 +45,7 @@ export const credentialResolvers: Resolvers = {
     tenant_id: (u) => u.tenantId,
     roles: (u, _, ctx) => liveRoleNames(u.roleAssignments, ctx.services.clock.now()),
     role_assignments: (u) => u.roleAssignments,
-    setup_pending: (u) => !u.passwordSet || !u.totpEnrolled,
+    setup_pending: (u) => setupPending(u),
     setup_expires_at: (u) => u.setupExpiresAt,
     mfa_enrolled: (u) => u.totpEnrolled,
     created_at: (u) => u.createdAt,

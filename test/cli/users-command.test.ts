@@ -1,0 +1,165 @@
+// `gatehouse users …`: operators manage users on the database (docs/users.md), on both engines:
+// refused on an empty database with what to do, then create (set-up link kept only as a digest),
+// list, disable/enable, reset, and every bad command line answered with exit 2 and a pointer to
+// the help.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { createDatabase, ENCRYPTION_KEY, ensureBuilt, exitOf, freePort, gatehouse, killAll, PATIENCE_MS, stop, waitHealthy } from '../helpers/cli.js';
+import { engines } from '../helpers/engines.js';
+
+ensureBuilt();
+
+interface Target {
+  env: Record<string, string>;
+  query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+async function run(env: Record<string, string>, args: string[]) {
+  const p = gatehouse(['users', ...args], env);
+  const r = await exitOf(p, PATIENCE_MS);
+  return { code: r.code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+for (const engine of engines()) {
+  describe(`gatehouse users (${engine})`, () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-users-cli-'));
+    let env: Record<string, string>;
+    let dropDb: (() => Promise<void>) | undefined;
+    let target: Target | undefined;
+
+    before(async () => {
+      if (engine === 'postgres') {
+        const db = await createDatabase('gh_users_cli');
+        dropDb = db.drop;
+        env = { DATABASE_URL: db.url, GATEHOUSE_ENCRYPTION_KEY: ENCRYPTION_KEY, GATEHOUSE_BASE_URL: 'https://id.example.com' };
+      } else {
+        env = { GATEHOUSE_DATA_DIR: join(tmp, 'data'), GATEHOUSE_BASE_URL: 'https://id.example.com' };
+      }
+    });
+    after(async () => {
+      await killAll();
+      await target?.close();
+      await dropDb?.();
+      rmSync(tmp, { recursive: true, force: true });
+    });
+
+    /** Opens the database the CLI wrote (after it has exited: PGlite has one owner at a time). */
+    async function open(): Promise<Target> {
+      if (engine === 'postgres') {
+        const client = new pg.Client({ connectionString: env.DATABASE_URL });
+        await client.connect();
+        return { env, query: async (q, p) => (await client.query(q, p as unknown[])).rows, close: () => client.end() };
+      }
+      const db = await PGlite.create(join(env.GATEHOUSE_DATA_DIR!, 'pgdata'));
+      return { env, query: async (q, p) => (await db.query<Record<string, unknown>>(q, p as unknown[])).rows, close: () => db.close() };
+    }
+    async function inspect<T>(fn: (t: Target) => Promise<T>): Promise<T> {
+      const t = await open();
+      try {
+        return await fn(t);
+      } finally {
+        await t.close();
+      }
+    }
+
+    it('on a database that was never served, says to start serve once first', async () => {
+      const r = await run(env, ['create', '--email', 'early@example.com']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^gatehouse: this database is empty: start `gatehouse serve` once first .*; see gatehouse users --help\n$/);
+    });
+
+    it('creates a user with roles by name and prints a one-time link kept only as a digest', async () => {
+      const port = await freePort();
+      const serve = gatehouse(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+      await waitHealthy(serve, port);
+      await stop(serve);
+
+      const r = await run(env, [
+        'create',
+        '--email',
+        'Ops@Example.com',
+        '--role',
+        'administrator',
+        '--role',
+        'Auditor',
+        '--display-name',
+        'Ops  Person',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^created Ops@Example\.com\tactive \(set-up pending\)\ttenant 1\tAdministrator@1, Auditor@1\t[0-9a-f-]{36}\n/);
+      const link = /^ {2}(https:\/\/id\.example\.com\/login\/setup\?token=([A-Za-z0-9_-]{43}))$/m.exec(r.stdout);
+      assert.ok(link, r.stdout);
+      const [row] = await inspect((t) =>
+        t.query("select display_name, setup_token_hash, password_hash from users where email_normalized = 'ops@example.com'"),
+      );
+      assert.equal(row!.display_name, 'Ops Person');
+      assert.equal(row!.password_hash, null);
+      assert.deepEqual(Buffer.from(row!.setup_token_hash as Uint8Array), createHash('sha256').update(link[2]!).digest());
+      const events = await inspect((t) => t.query("select actor_kind, actor_id from audit_events where action = 'user.created'"));
+      assert.deepEqual(events, [{ actor_kind: 'system', actor_id: 'cli' }]);
+    });
+
+    it('lists users as lines or JSON, disables and enables them by address in any case', async () => {
+      const list = await run(env, ['list', '--json']);
+      assert.equal(list.code, 0, list.stderr);
+      const users = list.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        users.map((u) => [u.email, u.status, u.roles.map((x: { role: string }) => x.role)]),
+        [
+          ['admin@gatehouse.local', 'active', ['Administrator']],
+          ['Ops@Example.com', 'active', ['Administrator', 'Auditor']],
+        ],
+      );
+      const off = await run(env, ['disable', '--email', 'OPS@example.COM']);
+      assert.equal(off.code, 0, off.stderr);
+      assert.match(off.stdout, /^disabled Ops@Example\.com\tdisabled/);
+      const [row] = await inspect((t) => t.query("select disabled_at, tokens_valid_after from users where email_normalized = 'ops@example.com'"));
+      assert.ok(row!.disabled_at instanceof Date && row!.tokens_valid_after instanceof Date);
+      const on = await run(env, ['enable', '--email', 'ops@example.com']);
+      assert.match(on.stdout, /^enabled Ops@Example\.com\tactive/);
+    });
+
+    it('reset prints a new link that replaces the old one', async () => {
+      const before = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
+      const r = await run(env, ['reset', '--email', 'ops@example.com']);
+      assert.equal(r.code, 0, r.stderr);
+      const token = /token=([A-Za-z0-9_-]{43})$/m.exec(r.stdout)![1]!;
+      const [row] = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
+      assert.notDeepEqual(row!.setup_token_hash, before[0]!.setup_token_hash);
+      assert.deepEqual(Buffer.from(row!.setup_token_hash as Uint8Array), createHash('sha256').update(token).digest());
+    });
+
+    it('answers a bad command line with exit 2, what was wrong, and where help is', async () => {
+      const cases: [string[], RegExp][] = [
+        [['create', '--email', 'ops@example.com'], /A user with this e-mail address exists/],
+        [['create', '--email', 'not-an-address'], /email "not-an-address" is not an e-mail address/],
+        [['create', '--email', 'x@example.com', '--role', 'Wizard'], /unknown role "Wizard": use one of Administrator, Analyst/],
+        [['create', '--email', 'x@example.com', '--tenant', '999'], /Tenant 999 not found/],
+        [['create', '--mail', 'x@example.com'], /Unknown option '--mail'/],
+        [['create'], /users create needs --email ADDRESS/],
+        [['disable', '--email', 'nobody@example.com'], /User "nobody@example.com" not found/],
+        [['frob'], /unknown users action frob/],
+        [[], /users needs an action: create, list, disable, enable or reset/],
+      ];
+      for (const [args, message] of cases) {
+        const r = await run(env, args);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, message, args.join(' '));
+        assert.match(r.stderr, /; see gatehouse users --help\n$/);
+        assert.equal(r.stderr.split('\n').length, 2, 'one line');
+      }
+      const [count] = await inspect((t) => t.query('select count(*)::int as n from users'));
+      assert.equal(count!.n, 2, 'nothing was written');
+    });
+  });
+}
