@@ -15,6 +15,7 @@ import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
 import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
 import { TenantService, type TenantStores } from './tenants/service.js';
+import { SessionService, type SessionStores } from './sessions/service.js';
 import { UserService, type UserStores } from './users/service.js';
 
 export interface Services {
@@ -24,6 +25,7 @@ export interface Services {
   labels: LabelService;
   subscriptions: SubscriptionService;
   users: UserService;
+  sessions: SessionService;
   tokens: AccessTokens;
   bearer: BearerAuthenticator;
   keys: KeyRing;
@@ -33,7 +35,13 @@ export interface Services {
 
 /** Every store the use cases need, with one transaction over all of them. */
 export type ServiceStores = Transactional<
-  CredentialStores & TenantStores & LabelStores & SubscriptionStores & UserStores & TenantLoaderStores & { principals: PrincipalStore }
+  CredentialStores &
+    TenantStores &
+    LabelStores &
+    SubscriptionStores &
+    UserStores &
+    SessionStores &
+    TenantLoaderStores & { principals: PrincipalStore }
 >;
 
 export function createServices(deps: { config: Config; store: ServiceStores; clock: Clock; keys: KeyRing; lastUsed: LastUsedRecorder }): Services {
@@ -50,6 +58,7 @@ export function createServices(deps: { config: Config; store: ServiceStores; clo
     tenants,
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
+    sessions: new SessionService(store, clock, { idleSeconds: config.sessionIdleSeconds, absoluteSeconds: config.sessionMaxSeconds }),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     bearer: new BearerAuthenticator(tokens, store.principals),

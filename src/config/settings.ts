@@ -120,6 +120,18 @@ export const SETTINGS = {
     default: 259_200,
     description: "how long a new user's one-time set-up link works, in seconds (3 days)",
   }),
+  sessionIdleSeconds: setting({
+    variable: 'GATEHOUSE_SESSION_IDLE',
+    kind: integer(60, 7 * 86_400),
+    default: 1800,
+    description: 'a browser session not used for this many seconds ends (30 minutes)',
+  }),
+  sessionMaxSeconds: setting({
+    variable: 'GATEHOUSE_SESSION_MAX',
+    kind: integer(300, 30 * 86_400),
+    default: 43_200,
+    description: 'a browser session ends this many seconds after sign-in, however busy (12 hours)',
+  }),
   expiryGraceDays: setting({
     variable: 'GATEHOUSE_EXPIRY_GRACE_DAYS',
     kind: integer(0, 3650),

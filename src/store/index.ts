@@ -9,6 +9,7 @@ import type { KeyStore } from '../keys/store.js';
 import type { LabelStore } from '../labels/store.js';
 import type { SubscriptionStore } from '../subscriptions/store.js';
 import type { TenantStore } from '../tenants/store.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { UserStore } from '../users/store.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
@@ -18,6 +19,7 @@ import { subscriptionStore } from './subscriptions.js';
 import { principalStore } from './principals.js';
 import type { Database } from './schema.js';
 import { tenantStore } from './tenants.js';
+import { sessionStore } from './sessions.js';
 import { userStore } from './users.js';
 
 export interface Store {
@@ -27,6 +29,7 @@ export interface Store {
   credentials: CredentialStore;
   principals: PrincipalStore;
   users: UserStore;
+  sessions: SessionStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -41,6 +44,7 @@ export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = 
     credentials: credentialStore(db, clock),
     principals: principalStore(db),
     users: userStore(db),
+    sessions: sessionStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),

@@ -196,6 +196,19 @@ export interface AuditEventsTable {
   details: Json<Record<string, unknown>>;
 }
 
+export interface SessionsTable {
+  /** SHA-256 of the cookie's secret */
+  id_hash: Uint8Array;
+  /** null while anonymous (a sign-in under way) */
+  user_id: string | null;
+  signed_in_at: NullableTimestamp;
+  state: Json<Record<string, unknown>>;
+  csrf_token: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
@@ -206,6 +219,7 @@ export interface Database {
   tenant_subscriptions: TenantSubscriptionsTable;
   users: UsersTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  sessions: SessionsTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;
   role_assignments: RoleAssignmentsTable;

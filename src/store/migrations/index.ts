@@ -6,6 +6,7 @@ import { tenantClosure } from './20261122T1900-tenant-closure.js';
 import { tokensValidAfter } from './20261123T0900-tokens-valid-after.js';
 import { nameKeys } from './20261123T0910-name-keys.js';
 import { users } from './20261124T0900-users.js';
+import { sessions } from './20261124T1000-sessions.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '20261123T0900-tokens-valid-after': tokensValidAfter,
   '20261123T0910-name-keys': nameKeys,
   '20261124T0900-users': users,
+  '20261124T1000-sessions': sessions,
 };

@@ -1,0 +1,63 @@
+// A browser session (docs/users.md, "Sessions"). Anonymous while a person is signing in (it then
+// carries the sign-in flow's state and the CSRF token of its forms); signed in once every factor
+// has passed, under a new id. Valid while it is used (idle time-out), up to an absolute limit, and
+// only while its user is active and was not cut off (disabled, reset) after it signed in.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Where a sign-in stands: which factor is asked next, for whom. */
+export type SignInStep =
+  | { step: 'email' }
+  | { step: 'password'; userId: string }
+  | { step: 'totp'; userId: string }
+  | { step: 'enrol'; userId: string };
+
+export interface SessionState {
+  signIn?: SignInStep;
+  /** where to go once signed in (a path of this service) */
+  returnTo?: string;
+}
+
+export interface Session {
+  idHash: Buffer;
+  /** null while anonymous */
+  userId: string | null;
+  signedInAt: Date | null;
+  state: SessionState;
+  csrfToken: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+}
+
+export interface SessionTimeouts {
+  /** ends a session not used for this long */
+  idleSeconds: number;
+  /** ends any session this long after it began (sign-in starts a new one) */
+  absoluteSeconds: number;
+}
+
+/** 256 random bits, as the cookie carries them. */
+export function newSessionSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export const SESSION_SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+export function hashSessionSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/** Whether a form's CSRF token is the session's (constant time). */
+export function csrfMatches(session: Pick<Session, 'csrfToken'>, presented: unknown): boolean {
+  if (typeof presented !== 'string' || presented.length !== session.csrfToken.length) return false;
+  return timingSafeEqual(Buffer.from(presented), Buffer.from(session.csrfToken));
+}
+
+/** A path of this service to return to after sign-in, or undefined (no open redirects). */
+export function safeReturnPath(raw: unknown): string | undefined {
+  if (typeof raw !== 'string' || raw.length > 512) return undefined;
+  // one leading slash, no scheme-relative `//` or `/\`, no control characters
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
+  if (!/^\/(?![/\\])[^\u0000-\u001f\u007f]*$/.test(raw)) return undefined;
+  return raw;
+}

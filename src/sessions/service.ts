@@ -1,0 +1,99 @@
+// Session use cases: start an anonymous session for a sign-in, find the session a cookie names
+// (ending it if it no longer holds), sign in under a new id (no session fixation), sign out.
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Transactional } from '../transaction.js';
+import { hashSessionSecret, newSessionSecret, SESSION_SECRET_PATTERN, type Session, type SessionState, type SessionTimeouts } from './model.js';
+import type { SessionStore, SessionWithUser } from './store.js';
+
+export interface SessionStores {
+  sessions: SessionStore;
+}
+
+/** A session and the secret its cookie carries (only ever returned when it is new). */
+export interface IssuedSession {
+  secret: string;
+  session: Session;
+}
+
+/** last_seen_at is written at most this often: a page view is not a write */
+const TOUCH_EVERY_MS = 60_000;
+/** an anonymous session (a sign-in under way) lasts at most this long */
+const ANONYMOUS_SECONDS = 15 * 60;
+
+export class SessionService {
+  constructor(
+    private readonly store: Transactional<SessionStores>,
+    private readonly clock: Clock,
+    private readonly timeouts: SessionTimeouts,
+  ) {}
+
+  /** A new anonymous session, for the forms of a sign-in. */
+  async start(state: SessionState = {}): Promise<IssuedSession> {
+    const now = this.clock.now();
+    const secret = newSessionSecret();
+    const session = this.newRow(secret, now, null, state, Math.min(ANONYMOUS_SECONDS, this.timeouts.absoluteSeconds));
+    await this.store.sessions.insertSession(session);
+    return { secret, session };
+  }
+
+  /** The live session a cookie names; a session that no longer holds is deleted and not returned. */
+  async find(secret: string | undefined): Promise<Session | undefined> {
+    if (secret === undefined || !SESSION_SECRET_PATTERN.test(secret)) return undefined;
+    const idHash = hashSessionSecret(secret);
+    const found = await this.store.sessions.findSession(idHash);
+    if (!found) return undefined;
+    const now = this.clock.now();
+    if (!this.holds(found, now)) {
+      await this.store.sessions.deleteSession(idHash);
+      return undefined;
+    }
+    if (now.getTime() - found.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await this.store.sessions.touchSession(idHash, now);
+    const { user: _user, ...session } = found;
+    return session;
+  }
+
+  private holds(s: SessionWithUser, now: Date): boolean {
+    if (s.expiresAt <= now) return false;
+    if (now.getTime() - s.lastSeenAt.getTime() >= this.timeouts.idleSeconds * 1000) return false;
+    if (s.userId === null) return true;
+    const u = s.user;
+    if (!u || u.disabledAt !== null || !u.tenantEnabled || s.signedInAt === null) return false;
+    // cut off (disabled, reset) after this session signed in: it ends, as tokens do
+    return u.tokensValidAfter === null || u.tokensValidAfter <= s.signedInAt;
+  }
+
+  async setState(session: Session, state: SessionState): Promise<void> {
+    await this.store.sessions.updateSessionState(session.idHash, state);
+  }
+
+  /** Every factor passed: the anonymous session ends and a new one, under a new id, begins. */
+  async signIn(previous: Session | undefined, userId: string, returnTo?: string): Promise<IssuedSession> {
+    const secret = newSessionSecret();
+    return await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (previous) await tx.sessions.deleteSession(previous.idHash);
+      const session = this.newRow(secret, now, userId, returnTo ? { returnTo } : {}, this.timeouts.absoluteSeconds);
+      await tx.sessions.insertSession(session);
+      await tx.sessions.recordSignIn(userId, now);
+      return { secret, session };
+    });
+  }
+
+  async end(session: Session): Promise<void> {
+    await this.store.sessions.deleteSession(session.idHash);
+  }
+
+  private newRow(secret: string, now: Date, userId: string | null, state: SessionState, lifetimeSeconds: number): Session {
+    return {
+      idHash: hashSessionSecret(secret),
+      userId,
+      signedInAt: userId === null ? null : now,
+      state,
+      csrfToken: randomBytes(32).toString('base64url'),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
+    };
+  }
+}

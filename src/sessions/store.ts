@@ -1,0 +1,24 @@
+// What the session use cases need from storage.
+import type { Session, SessionState } from './model.js';
+
+/** A session with what decides whether it still holds: its user's and home tenant's state. */
+export interface SessionWithUser extends Session {
+  user: {
+    disabledAt: Date | null;
+    /** the later of the user's and its tenant's cut-off; null when never cut */
+    tokensValidAfter: Date | null;
+    tenantEnabled: boolean;
+  } | null;
+}
+
+export interface SessionStore {
+  insertSession(session: Session): Promise<void>;
+  findSession(idHash: Buffer): Promise<SessionWithUser | undefined>;
+  deleteSession(idHash: Buffer): Promise<void>;
+  touchSession(idHash: Buffer, at: Date): Promise<void>;
+  updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
+  deleteUserSessions(userId: string): Promise<void>;
+  recordSignIn(userId: string, at: Date): Promise<void>;
+  /** removes sessions past their absolute end; returns how many */
+  deleteExpiredSessions(now: Date): Promise<number>;
+}

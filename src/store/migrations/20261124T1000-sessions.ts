@@ -1,0 +1,22 @@
+// Browser sessions (docs/users.md, "Sessions"): server-side rows, so that every process of one
+// database sees the same sessions and ending one ends it everywhere. The cookie holds 256 random
+// bits; the row holds only their SHA-256. Frozen once shipped.
+import { sql, type Kysely, type Migration } from 'kysely';
+
+export const sessions: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`
+      create table sessions (
+        id_hash bytea primary key,
+        user_id uuid references users (id) on delete cascade,
+        signed_in_at timestamptz,
+        state jsonb not null default '{}',
+        csrf_token text not null,
+        created_at timestamptz not null,
+        last_seen_at timestamptz not null,
+        expires_at timestamptz not null
+      )`.execute(db);
+    await sql`create index sessions_user_idx on sessions (user_id)`.execute(db);
+    await sql`create index sessions_expires_idx on sessions (expires_at)`.execute(db);
+  },
+};

@@ -1,0 +1,98 @@
+// SessionStore on Kysely (both engines).
+import type { Kysely } from 'kysely';
+import type { SessionState } from '../sessions/model.js';
+import type { SessionStore } from '../sessions/store.js';
+import type { Database } from './schema.js';
+
+export function sessionStore(db: Kysely<Database>): SessionStore {
+  return {
+    async insertSession(s) {
+      await db
+        .insertInto('sessions')
+        .values({
+          id_hash: s.idHash,
+          user_id: s.userId,
+          signed_in_at: s.signedInAt,
+          state: JSON.stringify(s.state),
+          csrf_token: s.csrfToken,
+          created_at: s.createdAt,
+          last_seen_at: s.lastSeenAt,
+          expires_at: s.expiresAt,
+        })
+        .execute();
+    },
+
+    async findSession(idHash) {
+      const row = await db
+        .selectFrom('sessions as s')
+        .leftJoin('users as u', 'u.id', 's.user_id')
+        .leftJoin('tenants as t', 't.id', 'u.tenant_id')
+        .select([
+          's.id_hash',
+          's.user_id',
+          's.signed_in_at',
+          's.state',
+          's.csrf_token',
+          's.created_at',
+          's.last_seen_at',
+          's.expires_at',
+          'u.id as found_user',
+          'u.disabled_at',
+          'u.tokens_valid_after as user_cut',
+          't.tokens_valid_after as tenant_cut',
+          't.enabled as tenant_enabled',
+        ])
+        .where('s.id_hash', '=', idHash)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const cuts = [row.user_cut, row.tenant_cut].filter((d): d is Date => d instanceof Date);
+      return {
+        idHash: Buffer.from(row.id_hash),
+        userId: row.user_id,
+        signedInAt: row.signed_in_at,
+        state: (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as SessionState,
+        csrfToken: row.csrf_token,
+        createdAt: row.created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
+        user:
+          row.found_user === null
+            ? null
+            : {
+                disabledAt: row.disabled_at,
+                tokensValidAfter: cuts.length ? new Date(Math.max(...cuts.map((d) => d.getTime()))) : null,
+                tenantEnabled: row.tenant_enabled === true,
+              },
+      };
+    },
+
+    async deleteSession(idHash) {
+      await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+    },
+
+    async touchSession(idHash, at) {
+      await db.updateTable('sessions').set({ last_seen_at: at }).where('id_hash', '=', idHash).execute();
+    },
+
+    async updateSessionState(idHash, state) {
+      await db
+        .updateTable('sessions')
+        .set({ state: JSON.stringify(state) })
+        .where('id_hash', '=', idHash)
+        .execute();
+    },
+
+    async deleteUserSessions(userId) {
+      await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+    },
+
+    async recordSignIn(userId, at) {
+      await db.updateTable('users').set({ last_sign_in_at: at }).where('id', '=', userId).execute();
+    },
+
+    async deleteExpiredSessions(now) {
+      const r = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}
