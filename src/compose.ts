@@ -48,9 +48,10 @@ export async function createService(opts: {
   if (opts.migrate !== false) await migrateToLatest(db.kysely);
   const store = createStore(db.kysely, clock);
   const bootstrapped = await bootstrap(store, config, clock);
-  const keys = await KeyRing.open(store, new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine)), clock);
+  const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
+  const keys = await KeyRing.open(store, box, clock);
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
-  const services = createServices({ config, store, clock, keys, lastUsed });
+  const services = createServices({ config, store, clock, keys, box, lastUsed });
   const metrics = createMetrics();
   const app = await buildApp({ config, database: db, clock, services, logger, version: loadVersionInfo(), metrics });
   const metricsApp = config.metricsPort === undefined ? undefined : await buildMetricsApp(metrics, logger);

@@ -15,7 +15,9 @@ import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
 import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
 import { TenantService, type TenantStores } from './tenants/service.js';
+import type { SealedBox } from './crypto/sealed-box.js';
 import { SessionService, type SessionStores } from './sessions/service.js';
+import { SignInService, type SignInStores } from './signin/service.js';
 import { UserService, type UserStores } from './users/service.js';
 
 export interface Services {
@@ -26,6 +28,7 @@ export interface Services {
   subscriptions: SubscriptionService;
   users: UserService;
   sessions: SessionService;
+  signIn: SignInService;
   tokens: AccessTokens;
   bearer: BearerAuthenticator;
   keys: KeyRing;
@@ -41,11 +44,21 @@ export type ServiceStores = Transactional<
     SubscriptionStores &
     UserStores &
     SessionStores &
+    SignInStores &
     TenantLoaderStores & { principals: PrincipalStore }
 >;
 
-export function createServices(deps: { config: Config; store: ServiceStores; clock: Clock; keys: KeyRing; lastUsed: LastUsedRecorder }): Services {
-  const { config, store, clock, keys, lastUsed } = deps;
+export function createServices(deps: {
+  config: Config;
+  store: ServiceStores;
+  clock: Clock;
+  keys: KeyRing;
+  /** seals what is kept secret at rest (TOTP secrets) */
+  box: SealedBox;
+  lastUsed: LastUsedRecorder;
+}): Services {
+  const { config, store, clock, keys, box, lastUsed } = deps;
+  const sessions = new SessionService(store, clock, { idleSeconds: config.sessionIdleSeconds, absoluteSeconds: config.sessionMaxSeconds });
   const tokens = new AccessTokens(
     keys,
     { issuer: config.baseUrl, audience: config.baseUrl, region: config.region, ttlSeconds: config.tokenTtlSeconds },
@@ -58,7 +71,8 @@ export function createServices(deps: { config: Config; store: ServiceStores; clo
     tenants,
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
-    sessions: new SessionService(store, clock, { idleSeconds: config.sessionIdleSeconds, absoluteSeconds: config.sessionMaxSeconds }),
+    sessions,
+    signIn: new SignInService(store, sessions, box, clock, { issuer: config.vendorName }),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     bearer: new BearerAuthenticator(tokens, store.principals),

@@ -7,9 +7,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 /** Where a sign-in stands: which factor is asked next, for whom. */
 export type SignInStep =
   | { step: 'email' }
-  | { step: 'password'; userId: string }
+  /** `userId` is empty for an address without an account (the password step fails as for a wrong password) */
+  | { step: 'password'; userId: string; email: string }
   | { step: 'totp'; userId: string }
-  | { step: 'enrol'; userId: string };
+  /** `pendingSecret`: the authenticator being enrolled, sealed, until a first code confirms it */
+  | { step: 'enrol'; userId: string; pendingSecret?: string }
+  /** a set-up link was opened: the first password is asked (the hex digest of the link's token) */
+  | { step: 'setup'; userId: string; setupTokenHash: string };
 
 export interface SessionState {
   signIn?: SignInStep;

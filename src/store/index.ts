@@ -10,6 +10,7 @@ import type { LabelStore } from '../labels/store.js';
 import type { SubscriptionStore } from '../subscriptions/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { SessionStore } from '../sessions/store.js';
+import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
@@ -20,6 +21,7 @@ import { principalStore } from './principals.js';
 import type { Database } from './schema.js';
 import { tenantStore } from './tenants.js';
 import { sessionStore } from './sessions.js';
+import { signInStore } from './signin.js';
 import { userStore } from './users.js';
 
 export interface Store {
@@ -30,6 +32,7 @@ export interface Store {
   principals: PrincipalStore;
   users: UserStore;
   sessions: SessionStore;
+  signIn: SignInStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -45,6 +48,7 @@ export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = 
     principals: principalStore(db),
     users: userStore(db),
     sessions: sessionStore(db),
+    signIn: signInStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),

@@ -209,6 +209,13 @@ export interface SessionsTable {
   expires_at: Timestamp;
 }
 
+export interface SignInFailuresTable {
+  /** `account:<user id>` or `address:<address prefix>` */
+  key: string;
+  failures: number;
+  last_failure_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
@@ -220,6 +227,7 @@ export interface Database {
   users: UsersTable;
   user_recovery_codes: UserRecoveryCodesTable;
   sessions: SessionsTable;
+  sign_in_failures: SignInFailuresTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;
   role_assignments: RoleAssignmentsTable;

@@ -22,8 +22,12 @@ function totp(base32: string, label = 'user', issuer = 'Gatehouse'): TOTP {
 
 /** A new 160-bit secret (RFC 4226's recommendation) for `account` (the e-mail address). */
 export function newTotpSecret(account: string, issuer: string): TotpSecret {
-  const secret = new Secret({ size: 20 });
-  return { base32: secret.base32, uri: totp(secret.base32, account, issuer).toString() };
+  return totpSecret(new Secret({ size: 20 }).base32, account, issuer);
+}
+
+/** A secret with the URI an authenticator app reads from a QR code. */
+export function totpSecret(base32: string, account: string, issuer: string): TotpSecret {
+  return { base32, uri: totp(base32, account, issuer).toString() };
 }
 
 /**

@@ -1,0 +1,215 @@
+// Signing a person in (docs/users.md, "Sign-in"): e-mail first, then password, then a TOTP code
+// (or a recovery code); a person without an authenticator enrols one before the session begins.
+// A set-up link sets the first password. The step reached lives in the (anonymous) session, so
+// no step can be skipped by posting to a later form; the session that results is a new one.
+//
+// Nothing says whether an address has an account: an unknown address goes on to the password
+// step and fails there with the same words, after the same password-hashing work.
+import { addressPrefix } from '../oauth/address-prefix.js';
+import type { AuditEvent } from '../audit/model.js';
+import type { AuditStore } from '../audit/store.js';
+import type { Clock } from '../clock.js';
+import type { SealedBox } from '../crypto/sealed-box.js';
+import type { Session, SignInStep } from '../sessions/model.js';
+import type { IssuedSession, SessionService } from '../sessions/service.js';
+import type { Transactional } from '../transaction.js';
+import { emailKey } from '../users/model.js';
+import { hashPassword, verifyPassword } from '../users/password.js';
+import { passwordProblem } from '../users/password-policy.js';
+import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
+import { hashSetupToken, SETUP_TOKEN_PATTERN } from '../users/setup-link.js';
+import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
+import type { SignInRecord, SignInStore } from './store.js';
+import { failureKey, waitSeconds, type FailureKind } from './throttle.js';
+
+export interface SignInStores {
+  signIn: SignInStore;
+  audit: AuditStore;
+}
+
+export type Outcome =
+  /** the next form to show */
+  | { kind: 'next'; step: SignInStep['step'] }
+  /** the answer was wrong: say `message`, show the same form again */
+  | { kind: 'failed'; message: string }
+  /** too many failures: the next attempt may go ahead in `seconds` */
+  | { kind: 'wait'; seconds: number }
+  /** every factor passed: the new session, and the recovery codes to show once if just enrolled */
+  | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; recoveryCodes?: string[] }
+  /** the session's sign-in state does not allow this step (start again) */
+  | { kind: 'restart' };
+
+const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
+const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
+const TOTP_CONTEXT = 'user.totp';
+const ENROL_CONTEXT = 'session.totp-enrolment';
+
+export class SignInService {
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly store: Transactional<SignInStores>,
+    private readonly sessions: SessionService,
+    private readonly box: SealedBox,
+    private readonly clock: Clock,
+    private readonly settings: { issuer: string },
+  ) {}
+
+  /** Step 1: the address. Whatever it is, the password is asked next. */
+  async email(session: Session, rawEmail: string): Promise<Outcome> {
+    const key = emailKey(rawEmail);
+    if (key === '' || key.length > 254) return { kind: 'failed', message: 'Enter your e-mail address.' };
+    const user = await this.store.signIn.findSignInRecord(key);
+    await this.sessions.setState(session, { ...session.state, signIn: { step: 'password', userId: user?.id ?? '', email: rawEmail.trim() } });
+    return { kind: 'next', step: 'password' };
+  }
+
+  /** Step 2: the password. */
+  async password(session: Session, password: string, address: string): Promise<Outcome> {
+    const step = session.state.signIn;
+    if (step?.step !== 'password') return { kind: 'restart' };
+    const user = step.userId ? await this.store.signIn.findSignInRecordById(step.userId) : undefined;
+    const waiting = await this.waiting(user, address);
+    if (waiting) return waiting;
+    // the same argon2 work whether or not the account exists
+    const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
+    if (!ok || !user || !user.active) {
+      await this.fail(user, address);
+      return { kind: 'failed', message: WRONG_PASSWORD };
+    }
+    const next = user.totpSecretSealed === null ? 'enrol' : 'totp';
+    await this.sessions.setState(session, { ...session.state, signIn: { step: next, userId: user.id } });
+    return { kind: 'next', step: next };
+  }
+
+  /** Step 3: a code from the authenticator app, or one of the recovery codes. */
+  async secondFactor(session: Session, code: string, address: string): Promise<Outcome> {
+    const step = session.state.signIn;
+    if (step?.step !== 'totp') return { kind: 'restart' };
+    const user = await this.store.signIn.findSignInRecordById(step.userId);
+    if (!user?.active || !user.totpSecretSealed) return { kind: 'restart' };
+    const waiting = await this.waiting(user, address);
+    if (waiting) return waiting;
+    const now = this.clock.now();
+    let passed = false;
+    if (canonicalRecoveryCode(code) !== undefined) {
+      passed = await this.store.signIn.useRecoveryCode(user.id, hashRecoveryCode(code), now);
+    } else {
+      const secret = this.box.open(user.totpSecretSealed, TOTP_CONTEXT);
+      const accepted = acceptTotp(secret, code, now, user.totpLastStep);
+      // one code, one sign-in: of two requests racing with it, the database lets one through
+      passed = accepted !== undefined && (await this.store.signIn.advanceTotpStep(user.id, accepted));
+    }
+    if (!passed) {
+      await this.fail(user, address);
+      return { kind: 'failed', message: WRONG_CODE };
+    }
+    return this.finish(session, user);
+  }
+
+  /** The authenticator to enrol: made once per sign-in and kept, sealed, in the session until confirmed. */
+  async enrolment(session: Session): Promise<TotpSecret | undefined> {
+    const step = session.state.signIn;
+    if (step?.step !== 'enrol') return undefined;
+    const user = await this.store.signIn.findSignInRecordById(step.userId);
+    if (!user?.active) return undefined;
+    if (step.pendingSecret) {
+      return totpSecret(this.box.open(step.pendingSecret, ENROL_CONTEXT), user.email, this.settings.issuer);
+    }
+    const secret = newTotpSecret(user.email, this.settings.issuer);
+    await this.sessions.setState(session, { ...session.state, signIn: { ...step, pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT) } });
+    return secret;
+  }
+
+  /** Confirms the enrolment with a first code; the session begins and ten recovery codes are shown once. */
+  async confirmEnrolment(session: Session, code: string, address: string): Promise<Outcome> {
+    const step = session.state.signIn;
+    if (step?.step !== 'enrol' || !step.pendingSecret) return { kind: 'restart' };
+    const user = await this.store.signIn.findSignInRecordById(step.userId);
+    if (!user?.active) return { kind: 'restart' };
+    const waiting = await this.waiting(user, address);
+    if (waiting) return waiting;
+    const base32 = this.box.open(step.pendingSecret, ENROL_CONTEXT);
+    const now = this.clock.now();
+    const accepted = acceptTotp(base32, code, now, null);
+    if (accepted === undefined) {
+      await this.fail(user, address);
+      return { kind: 'failed', message: WRONG_CODE };
+    }
+    const recoveryCodes = newRecoveryCodes();
+    await this.store.transaction(async (tx) => {
+      await tx.signIn.enrolTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, recoveryCodes.map(hashRecoveryCode), now);
+      await tx.audit.insertEvent(userEvent(user, now, 'user.totp_enrolled'));
+    });
+    const finished = await this.finish(session, user);
+    return finished.kind === 'signedIn' ? { ...finished, recoveryCodes } : finished;
+  }
+
+  /** The person opened a set-up link: if it holds, the session goes to the new-password step. */
+  async openSetup(session: Session, token: string): Promise<{ email: string } | undefined> {
+    if (!SETUP_TOKEN_PATTERN.test(token)) return undefined;
+    const found = await this.store.signIn.findSetupRecord(hashSetupToken(token));
+    if (!found?.active || !found.setupExpiresAt || found.setupExpiresAt <= this.clock.now()) return undefined;
+    await this.sessions.setState(session, {
+      ...session.state,
+      signIn: { step: 'setup', userId: found.id, setupTokenHash: hashSetupToken(token).toString('hex') },
+    });
+    return { email: found.email };
+  }
+
+  /** Sets the first password (the set-up link is used up) and goes on to enrol an authenticator. */
+  async setPassword(session: Session, password: string, confirmation: string): Promise<Outcome> {
+    const step = session.state.signIn;
+    if (step?.step !== 'setup') return { kind: 'restart' };
+    const found = await this.store.signIn.findSetupRecord(Buffer.from(step.setupTokenHash, 'hex'));
+    const now = this.clock.now();
+    if (!found?.active || found.id !== step.userId || !found.setupExpiresAt || found.setupExpiresAt <= now) return { kind: 'restart' };
+    if (password !== confirmation) return { kind: 'failed', message: 'The two passwords differ.' };
+    const local = found.email.split('@')[0] ?? '';
+    const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
+    if (problem) return { kind: 'failed', message: problem };
+    const hash = await hashPassword(password);
+    await this.store.transaction(async (tx) => {
+      await tx.signIn.setPassword(found.id, hash, now);
+      await tx.audit.insertEvent(userEvent(found, now, 'user.password_set'));
+    });
+    await this.sessions.setState(session, { ...session.state, signIn: { step: 'enrol', userId: found.id } });
+    return { kind: 'next', step: 'enrol' };
+  }
+
+  private async finish(session: Session, user: SignInRecord): Promise<Outcome> {
+    await this.store.signIn.clearFailures(failureKey('account', user.id));
+    const returnTo = session.state.returnTo ?? '/console';
+    const issued = await this.sessions.signIn(session, user.id, returnTo);
+    return { kind: 'signedIn', issued, returnTo };
+  }
+
+  private async waiting(user: SignInRecord | undefined, address: string): Promise<Outcome | undefined> {
+    const now = this.clock.now();
+    const keys: [FailureKind, string][] = [['address', addressPrefix(address)]];
+    if (user) keys.push(['account', user.id]);
+    let seconds = 0;
+    for (const [kind, value] of keys) {
+      const f = await this.store.signIn.findFailures(failureKey(kind, value));
+      if (f) seconds = Math.max(seconds, waitSeconds(kind, f.failures, f.lastFailureAt, now));
+    }
+    return seconds > 0 ? { kind: 'wait', seconds } : undefined;
+  }
+
+  private async fail(user: SignInRecord | undefined, address: string): Promise<void> {
+    const now = this.clock.now();
+    await this.store.signIn.recordFailure(failureKey('address', addressPrefix(address)), now);
+    if (user) await this.store.signIn.recordFailure(failureKey('account', user.id), now);
+  }
+
+  /** argon2 work for an address without an account, so that timing does not tell. */
+  private async burn(password: string): Promise<false> {
+    this.dummyHash ??= hashPassword('gatehouse-no-such-account-password');
+    await verifyPassword(await this.dummyHash, password);
+    return false;
+  }
+}
+
+function userEvent(user: { id: string; tenantId: string }, occurredAt: Date, action: string): AuditEvent {
+  return { occurredAt, tenantId: user.tenantId, actor: { kind: 'user' as const, id: user.id }, action, target: { kind: 'user', id: user.id } };
+}

@@ -1,0 +1,116 @@
+// SignInStore on Kysely (both engines).
+import { type Kysely, sql } from 'kysely';
+import type { SignInStore } from '../signin/store.js';
+import type { Database } from './schema.js';
+
+export function signInStore(db: Kysely<Database>): SignInStore {
+  const record = () =>
+    db
+      .selectFrom('users as u')
+      .innerJoin('tenants as t', 't.id', 'u.tenant_id')
+      .select([
+        'u.id',
+        'u.tenant_id',
+        'u.email',
+        'u.email_normalized',
+        'u.password_hash',
+        'u.totp_secret_sealed',
+        'u.totp_last_step',
+        'u.disabled_at',
+        't.enabled',
+      ]);
+  type Row = Awaited<ReturnType<ReturnType<typeof record>['executeTakeFirst']>>;
+  const toRecord = (r: Row) =>
+    r && {
+      id: r.id,
+      tenantId: String(r.tenant_id),
+      email: r.email,
+      emailNormalized: r.email_normalized,
+      passwordHash: r.password_hash,
+      totpSecretSealed: r.totp_secret_sealed,
+      totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
+      active: r.disabled_at === null && r.enabled === true,
+    };
+
+  return {
+    findSignInRecord: async (key) => toRecord(await record().where('u.email_normalized', '=', key).executeTakeFirst()),
+    findSignInRecordById: async (id) => toRecord(await record().where('u.id', '=', id).executeTakeFirst()),
+
+    async findSetupRecord(hash) {
+      const r = await db
+        .selectFrom('users as u')
+        .innerJoin('tenants as t', 't.id', 'u.tenant_id')
+        .select(['u.id', 'u.tenant_id', 'u.email', 'u.setup_expires_at', 'u.disabled_at', 't.enabled'])
+        .where('u.setup_token_hash', '=', hash)
+        .executeTakeFirst();
+      return (
+        r && {
+          id: r.id,
+          tenantId: String(r.tenant_id),
+          email: r.email,
+          setupExpiresAt: r.setup_expires_at,
+          active: r.disabled_at === null && r.enabled === true,
+        }
+      );
+    },
+
+    async advanceTotpStep(userId, step) {
+      const r = await db
+        .updateTable('users')
+        .set({ totp_last_step: String(step) })
+        .where('id', '=', userId)
+        .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', String(step))]))
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
+    async useRecoveryCode(userId, codeHash, at) {
+      const r = await db
+        .updateTable('user_recovery_codes')
+        .set({ used_at: at })
+        .where('user_id', '=', userId)
+        .where('code_hash', '=', codeHash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
+    async setPassword(userId, passwordHash, at) {
+      await db
+        .updateTable('users')
+        .set({ password_hash: passwordHash, setup_token_hash: null, setup_expires_at: null, updated_at: at })
+        .where('id', '=', userId)
+        .execute();
+    },
+
+    async enrolTotp(userId, sealedSecret, step, codeHashes, at) {
+      await db
+        .updateTable('users')
+        .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at })
+        .where('id', '=', userId)
+        .execute();
+      await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+      await db
+        .insertInto('user_recovery_codes')
+        .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
+        .execute();
+    },
+
+    async findFailures(key) {
+      const r = await db.selectFrom('sign_in_failures').select(['failures', 'last_failure_at']).where('key', '=', key).executeTakeFirst();
+      return r && { failures: r.failures, lastFailureAt: r.last_failure_at };
+    },
+
+    async recordFailure(key, at) {
+      await db
+        .insertInto('sign_in_failures')
+        .values({ key, failures: 1, last_failure_at: at })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ failures: sql`sign_in_failures.failures + 1`, last_failure_at: at }))
+        .execute();
+    },
+
+    async clearFailures(key) {
+      await db.deleteFrom('sign_in_failures').where('key', '=', key).execute();
+    },
+  };
+}

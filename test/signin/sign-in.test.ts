@@ -1,0 +1,175 @@
+// The sign-in flow (docs/users.md, "Sign-in") through its service, on both engines: the set-up
+// link, enrolment with recovery codes, later sign-ins with TOTP or a recovery code, steps that
+// cannot be skipped, replayed codes, growing delays after failures, and an unknown address that
+// fails exactly like a wrong password. The pages that call these come next.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Session } from '../../src/sessions/model.js';
+import type { Outcome } from '../../src/signin/service.js';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+
+const ADDRESS = '203.0.113.7';
+const GOOD_PASSWORD = 'a long and unusual passphrase';
+
+for (const engine of engines()) {
+  describe(`sign-in (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    const signIn = () => t.service.services.signIn;
+    const sessions = () => t.service.services.sessions;
+    /** the session as the next request would load it */
+    const reload = async (secret: string): Promise<Session> => {
+      const s = await sessions().find(secret);
+      assert.ok(s, 'the session holds');
+      return s;
+    };
+    const expectKind = <K extends Outcome['kind']>(o: Outcome, kind: K): Extract<Outcome, { kind: K }> => {
+      assert.equal(o.kind, kind, JSON.stringify(o));
+      return o as Extract<Outcome, { kind: K }>;
+    };
+
+    async function createUser(email: string): Promise<{ id: string; token: string }> {
+      const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } setup_url } }', { e: email });
+      const { user, setup_url } = res.body.data.createUser;
+      return { id: user.id, token: new URL(setup_url).searchParams.get('token')! };
+    }
+
+    /** Through the set-up link to a signed-in session; returns the TOTP secret and recovery codes. */
+    async function setUp(email: string): Promise<{ base32: string; codes: string[]; userId: string }> {
+      const { id, token } = await createUser(email);
+      const { secret } = await sessions().start();
+      assert.deepEqual(await signIn().openSetup(await reload(secret), token), { email });
+      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      const enrol = await signIn().enrolment(await reload(secret));
+      assert.ok(enrol);
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      return { base32: enrol.base32, codes: done.recoveryCodes!, userId: id };
+    }
+
+    /** e-mail and password, ending at the second-factor step (or the outcome that stopped it). */
+    async function toSecondFactor(email: string, password: string, address = ADDRESS): Promise<{ secret: string; outcome: Outcome }> {
+      const { secret } = await sessions().start();
+      expectKind(await signIn().email(await reload(secret), email), 'next');
+      return { secret, outcome: await signIn().password(await reload(secret), password, address) };
+    }
+
+    it('a set-up link leads to a password (policy enforced), an authenticator, ten recovery codes and a session; it works once', async () => {
+      const { id, token } = await createUser('setup@example.com');
+      const { secret } = await sessions().start();
+      assert.equal(await signIn().openSetup(await reload(secret), 'x'.repeat(43)), undefined, 'a wrong token opens nothing');
+      assert.deepEqual(await signIn().openSetup(await reload(secret), token), { email: 'setup@example.com' });
+      for (const [pw, again, message] of [
+        ['short', 'short', /at least 12/],
+        ['password1234', 'password1234', /most common/],
+        ['setup@example.com', 'setup@example.com', /e-mail address/],
+        [GOOD_PASSWORD, `${GOOD_PASSWORD}!`, /differ/],
+      ] as const) {
+        assert.match(expectKind(await signIn().setPassword(await reload(secret), pw, again), 'failed').message, message);
+      }
+      assert.equal(expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next').step, 'enrol');
+      const enrol = (await signIn().enrolment(await reload(secret)))!;
+      assert.deepEqual(await signIn().enrolment(await reload(secret)), enrol, 'the same authenticator until it is confirmed');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), '000000', ADDRESS), 'failed');
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      assert.equal(done.recoveryCodes?.length, 10);
+      assert.equal(done.returnTo, '/console');
+      assert.equal((await sessions().find(done.issued.secret))?.userId, id);
+      assert.equal(await sessions().find(secret), undefined, 'the anonymous session is gone');
+
+      const row = await t.db.kysely
+        .selectFrom('users')
+        .select(['totp_secret_sealed', 'setup_token_hash', 'password_hash'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.ok(row.totp_secret_sealed && !row.totp_secret_sealed.includes(enrol.base32), 'the TOTP secret is sealed at rest');
+      assert.equal(row.setup_token_hash, null);
+      assert.match(row.password_hash!, /^\$argon2id\$/);
+      const again = await sessions().start();
+      assert.equal(await signIn().openSetup(await reload(again.secret), token), undefined, 'the link works once');
+    });
+
+    it('later: e-mail, password, TOTP; the same code does not work twice; a recovery code works once', async () => {
+      const { base32, codes } = await setUp('later@example.com');
+      t.clock.advance(30_000);
+      const first = await toSecondFactor('LATER@example.com', GOOD_PASSWORD);
+      assert.equal(expectKind(first.outcome, 'next').step, 'totp');
+      const code = totpCodeAt(base32, t.clock.now());
+      expectKind(await signIn().secondFactor(await reload(first.secret), code, ADDRESS), 'signedIn');
+
+      const second = await toSecondFactor('later@example.com', GOOD_PASSWORD);
+      expectKind(second.outcome, 'next');
+      assert.match(expectKind(await signIn().secondFactor(await reload(second.secret), code, ADDRESS), 'failed').message, /already used/);
+      expectKind(await signIn().secondFactor(await reload(second.secret), codes[0]!.toUpperCase(), ADDRESS), 'signedIn');
+
+      const third = await toSecondFactor('later@example.com', GOOD_PASSWORD);
+      expectKind(third.outcome, 'next');
+      expectKind(await signIn().secondFactor(await reload(third.secret), codes[0]!, ADDRESS), 'failed');
+      expectKind(await signIn().secondFactor(await reload(third.secret), codes[1]!, ADDRESS), 'signedIn');
+    });
+
+    it('a step cannot be skipped: a code before the password, a password before the address, restart', async () => {
+      const { secret } = await sessions().start();
+      expectKind(await signIn().password(await reload(secret), GOOD_PASSWORD, ADDRESS), 'restart');
+      expectKind(await signIn().secondFactor(await reload(secret), '123456', ADDRESS), 'restart');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), '123456', ADDRESS), 'restart');
+      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'restart');
+      expectKind(await signIn().email(await reload(secret), 'later@example.com'), 'next');
+      expectKind(await signIn().secondFactor(await reload(secret), '123456', ADDRESS), 'restart');
+    });
+
+    it('an unknown address and a disabled account fail exactly like a wrong password', async () => {
+      const unknown = await toSecondFactor('nobody@example.com', GOOD_PASSWORD, '198.51.100.1');
+      const wrong = await toSecondFactor('later@example.com', 'not the password at all', '198.51.100.2');
+      assert.deepEqual(unknown.outcome, wrong.outcome);
+      const { userId } = await setUp('disabled@example.com');
+      await t.gql(await t.rootToken(), 'mutation($id: ID!) { disableUser(id: $id) { id } }', { id: userId });
+      const disabled = await toSecondFactor('disabled@example.com', GOOD_PASSWORD, '198.51.100.3');
+      assert.deepEqual(disabled.outcome, wrong.outcome);
+    });
+
+    it('failures slow the account down (30 s, then doubling, at most 15 minutes), and a success clears it', async () => {
+      await setUp('slow@example.com');
+      const address = (i: number) => `192.0.2.${i}`; // different addresses: this is the account's count
+      for (let i = 0; i < 5; i++) expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(i))).outcome, 'failed');
+      assert.equal(
+        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(9))).outcome, 'wait').seconds,
+        30,
+        'even the right password waits',
+      );
+      t.clock.advance(30_000);
+      expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(10))).outcome, 'failed');
+      assert.equal(expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(11))).outcome, 'wait').seconds, 60);
+      for (let i = 0; i < 8; i++) {
+        t.clock.advance(15 * 60_000);
+        expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(20 + i))).outcome, 'failed');
+      }
+      assert.equal(
+        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(40))).outcome, 'wait').seconds,
+        900,
+        'never more than 15 minutes',
+      );
+      t.clock.advance(15 * 60_000);
+      expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(41))).outcome, 'next');
+    });
+
+    it('failures from one address slow that address down, whatever account it tries', async () => {
+      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`spray${i}@example.com`, 'wrong password!!', '233.252.0.9')).outcome, 'failed');
+      expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.9')).outcome, 'wait');
+      expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.10')).outcome, 'next');
+    });
+
+    it('the first-start administrator signs in with its password and enrols an authenticator', async () => {
+      const { secret, outcome } = await toSecondFactor('admin@gatehouse.local', 'test-admin-password-1');
+      assert.equal(expectKind(outcome, 'next').step, 'enrol');
+      const enrol = (await signIn().enrolment(await reload(secret)))!;
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      assert.equal(done.recoveryCodes?.length, 10);
+    });
+  });
+}
