@@ -24,7 +24,11 @@ export class BearerAuthenticator {
     if (!principal || principal.tenantId !== claims.tid) throw new InvalidToken('the token has been revoked');
     // iat has whole seconds: a token of the second in which access was cut counts as before it
     if (principal.tokensValidAfter && claims.iat < Math.ceil(principal.tokensValidAfter.getTime() / 1000)) {
-      throw new InvalidToken('the token was issued before its tenant was disabled; request a new one');
+      throw new InvalidToken(
+        principal.kind === 'user'
+          ? 'the token was issued before access was cut (the user or its tenant was disabled, or its sign-in reset); sign in again'
+          : 'the token was issued before its tenant was disabled; request a new one',
+      );
     }
     // after loading: the roles held now, cut down to those the token was granted
     return claims.scope === undefined ? principal : narrowToScope(principal, claims.scope.split(' ') as RoleName[]);

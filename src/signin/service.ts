@@ -169,10 +169,12 @@ export class SignInService {
     const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
     if (problem) return { kind: 'failed', message: problem };
     const hash = await hashPassword(password);
-    await this.store.transaction(async (tx) => {
-      await tx.signIn.setPassword(found.id, hash, now);
+    const redeemed = await this.store.transaction(async (tx) => {
+      if (!(await tx.signIn.redeemSetupLink(found.id, Buffer.from(step.setupTokenHash, 'hex'), hash, this.clock.now()))) return false;
       await tx.audit.insertEvent(userEvent(found, now, 'user.password_set'));
+      return true;
     });
+    if (!redeemed) return { kind: 'restart' };
     await this.sessions.setState(session, { ...session.state, signIn: { step: 'enrol', userId: found.id } });
     return { kind: 'next', step: 'enrol' };
   }

@@ -27,8 +27,9 @@ export interface SignInStore {
   advanceTotpStep(userId: string, step: number): Promise<boolean>;
   /** Marks a recovery code used, only if it is unused; whether it was. */
   useRecoveryCode(userId: string, codeHash: Buffer, at: Date): Promise<boolean>;
-  /** Sets the password and ends the set-up link (one use). */
-  setPassword(userId: string, passwordHash: string, at: Date): Promise<void>;
+  /** Sets the password and ends the set-up link, in one statement that holds only while the link
+   *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
+  redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
   /** Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes (digests), replacing old ones. */
   enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date): Promise<void>;
   /** Failures recorded under a key, and when the last was. */

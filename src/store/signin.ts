@@ -75,12 +75,16 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
-    async setPassword(userId, passwordHash, at) {
-      await db
+    async redeemSetupLink(userId, setupTokenHash, passwordHash, at) {
+      const r = await db
         .updateTable('users')
         .set({ password_hash: passwordHash, setup_token_hash: null, setup_expires_at: null, updated_at: at })
         .where('id', '=', userId)
-        .execute();
+        .where('setup_token_hash', '=', setupTokenHash)
+        .where('setup_expires_at', '>', at)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
     },
 
     async enrolTotp(userId, sealedSecret, step, codeHashes, at) {

@@ -103,6 +103,10 @@ export function userStore(db: Kysely<Database>): UserStore {
 
     findUserByEmail: async (key) => one(await db.selectFrom('users').select(USER_COLUMNS).where('email_normalized', '=', key).executeTakeFirst()),
 
+    async lockTenantUsers(tenantId) {
+      await db.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
+    },
+
     lockUser: async (id) => one(await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst()),
 
     async listUsers(filter) {
@@ -132,7 +136,7 @@ export function userStore(db: Kysely<Database>): UserStore {
         .set({
           disabled_at: disabledAt,
           updated_at: at,
-          updated_by: by,
+          updated_by: by === 'cli' ? null : by,
           // tokens and sessions from before a disabling stay dead after re-enabling
           ...(disabledAt === null ? {} : { tokens_valid_after: disabledAt }),
         })
@@ -151,7 +155,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           setup_expires_at: setupExpiresAt,
           tokens_valid_after: at,
           updated_at: at,
-          updated_by: by,
+          updated_by: by === 'cli' ? null : by,
         })
         .where('id', '=', id)
         .execute();

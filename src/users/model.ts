@@ -1,7 +1,7 @@
 // People who sign in (docs/users.md), and the rules on their fields that need no storage.
 import type { RoleAssignment } from '../access/principal.js';
 import { badInput } from '../errors.js';
-import { checkLine, checkName, quoted, TEXT_LIMITS } from '../text.js';
+import { characterCount, checkLine, checkName, nameKey, quoted, TEXT_LIMITS } from '../text.js';
 
 export type UserStatus = 'active' | 'disabled';
 
@@ -50,15 +50,24 @@ export interface Email {
 export function checkEmail(raw: string, field = 'email'): Email {
   const email = checkLine(raw, field, EMAIL_MAX);
   if (email === null) throw badInput(`${field} must not be empty`, { field });
-  if (!EMAIL_SHAPE.test(email) || email.includes('..') || /^\.|\.@|@\.|\.$/.test(email)) {
+  const key = emailKey(email);
+  // the key must still be one address: compatibility forms (a full-width ＠, a ligature that
+  // folds into spaces or punctuation) must not change its shape, nor its length past the bound
+  if (!wellShaped(email) || !wellShaped(key) || characterCount(key) > EMAIL_MAX) {
     throw badInput(`${field} ${quoted(email)} is not an e-mail address (expected one like name@example.com)`, { field });
   }
-  return { email, key: emailKey(email) };
+  return { email, key };
 }
 
-/** The comparison key of an address (also for sign-in input that is not checked further). */
+function wellShaped(address: string): boolean {
+  return EMAIL_SHAPE.test(address) && !address.includes('..') && !/^\.|\.@|@\.|\.$/.test(address);
+}
+
+/** The comparison key of an address (also for sign-in input that is not checked further): NFKC
+ *  and case-folded as names are (text.ts nameKey), so `STRASSE` and `straße`, `ΣΑΣ` and `σας`
+ *  meet. */
 export function emailKey(email: string): string {
-  return email.normalize('NFKC').trim().toLowerCase();
+  return nameKey(email.trim());
 }
 
 /** A display name: the name rules (one line, whitespace runs collapsed, visible characters);

@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
+import { characterCount } from '../text.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
@@ -163,6 +164,7 @@ export class UserService {
     if (expiresAt !== null && expiresAt <= now) throw badInput('expires_at must be in the future', { field: 'expires_at' });
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, input.userId);
+      refuseSelf(caller, user, 'change your own roles', 'user_id');
       if (!ancestorsOrSelf(caller.tenant).includes(user.tenantId)) {
         throw badInput('a user can hold roles only in its home tenant and the tenants below it; send X-Tenant-Context of such a tenant', {
           field: 'user_id',
@@ -191,6 +193,7 @@ export class UserService {
     if (!UUID_PATTERN.test(input.assignmentId)) throw badInput('assignment_id must be a role assignment id (a UUID)', { field: 'assignment_id' });
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, input.userId);
+      refuseSelf(caller, user, 'change your own roles', 'user_id');
       const assignment = user.roleAssignments.find((a) => a.id === input.assignmentId.toLowerCase() && a.tenantId === caller.tenant.id);
       if (!assignment) throw notFound('Role assignment in this tenant');
       if (!mayGrant(caller, assignment.roleId, now)) throw forbidden('You cannot remove a role you could not give');
@@ -205,8 +208,7 @@ export class UserService {
     assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
-      if (disabled && user.id === caller.principal.id)
-        throw badInput('You cannot disable your own account; ask another Administrator', { field: 'id' });
+      if (disabled) refuseSelf(caller, user, 'disable your own account', 'id');
       return this.applyDisabled(tx, caller.principal, user, disabled);
     });
   }
@@ -234,7 +236,7 @@ export class UserService {
     assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
-      if (user.id === caller.principal.id) throw badInput('You cannot reset your own sign-in; ask another Administrator', { field: 'id' });
+      refuseSelf(caller, user, 'reset your own sign-in', 'id');
       return this.applyReset(tx, caller.principal, user);
     });
   }
@@ -263,7 +265,7 @@ export class UserService {
     assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
-      if (user.id === caller.principal.id) throw badInput('You cannot delete your own account; ask another Administrator', { field: 'id' });
+      refuseSelf(caller, user, 'delete your own account', 'id');
       const now = this.clock.now();
       await tx.users.deleteUser(user.id);
       await tx.audit.insertEvent(event(caller.principal, now, user.tenantId, 'user.deleted', user.id, { email: user.email }));
@@ -271,12 +273,26 @@ export class UserService {
     });
   }
 
-  /** The user, locked, if the caller may manage users in its home tenant; NOT_FOUND if it may not even see it. */
+  /**
+   * The user, locked, if the caller may manage users in its home tenant; NOT_FOUND if it may not
+   * even see it. Changes to one tenant's users are serialized, and a calling user is checked again
+   * inside the transaction (still active, with the roles it holds now): of two administrators
+   * disabling each other at once, the second is refused.
+   */
   private async lockManaged(tx: UserStores, caller: Caller, rawId: string): Promise<User> {
-    const user = await tx.users.lockUser(checkUserId(rawId));
-    if (!user || !(await this.mayRead(caller, user, tx))) throw notFound('User');
-    const home = await this.scopeOf(user.tenantId, tx);
-    assertCan(caller.principal, home, 'users.manage', this.clock.now());
+    const id = checkUserId(rawId);
+    const seen = await tx.users.findUser(id);
+    if (!seen || !(await this.mayRead(caller, seen, tx))) throw notFound('User');
+    await tx.users.lockTenantUsers(seen.tenantId);
+    const user = await tx.users.lockUser(id);
+    if (!user) throw notFound('User');
+    let principal = caller.principal;
+    if (principal.kind === 'user') {
+      const me = await tx.users.findUser(principal.id);
+      if (!me || me.status !== 'active') throw forbidden('Your account was disabled or deleted meanwhile');
+      principal = { ...principal, assignments: me.roleAssignments };
+    }
+    assertCan(principal, await this.scopeOf(user.tenantId, tx), 'users.manage', this.clock.now());
     return user;
   }
 
@@ -299,6 +315,11 @@ export class UserService {
   }
 }
 
+/** Nobody changes their own account or roles: a tenant must not lock out its last administrator by mistake. */
+function refuseSelf(caller: Caller, user: User, what: string, field: 'id' | 'user_id'): void {
+  if (user.id === caller.principal.id) throw badInput(`You cannot ${what}; ask another Administrator`, { field });
+}
+
 function checkUserId(id: string): string {
   if (!UUID_PATTERN.test(id)) throw badInput('id must be a user id (a UUID)', { field: 'id' });
   return id.toLowerCase();
@@ -309,7 +330,7 @@ function emailFilter(raw: string): { pattern: string; wildcard: boolean } {
   const key = emailKey(raw);
   if (key.includes('\u0000')) throw badInput('email must not contain a NUL character', { field: 'email' });
   if (key === '') throw badInput('email must not be empty (send at least one character, or % for any)', { field: 'email' });
-  if (key.length > 254) throw badInput('email must be at most 254 characters', { field: 'email' });
+  if (characterCount(raw) > 254) throw badInput('email must be at most 254 characters', { field: 'email' });
   const wildcard = key.includes('%');
   return { pattern: wildcard ? key.replace(/[\\_]/g, (c) => '\\' + c) : key, wildcard };
 }

@@ -35,6 +35,9 @@ export interface UserStore {
   insertRoleAssignments(assignments: NewAssignment[]): Promise<void>;
   findUser(id: string): Promise<User | undefined>;
   findUserByEmail(emailNormalized: string): Promise<User | undefined>;
+  /** Serializes changes to the users of one tenant until the transaction ends (two administrators
+   *  disabling each other at once: the second finds itself disabled). */
+  lockTenantUsers(tenantId: string): Promise<void>;
   /** Locks the user's row until the transaction ends (changes to one user are serialized). */
   lockUser(id: string): Promise<User | undefined>;
   listUsers(filter: UserFilter): Promise<User[]>;
