@@ -73,7 +73,7 @@ export class SignInService {
     if (waiting) return waiting;
     // the same argon2 work whether or not the account exists
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
-    if (!ok || !user || !user.active) {
+    if (!(ok && user?.active)) {
       await this.fail(user, address);
       return { kind: 'failed', message: WRONG_PASSWORD };
     }

@@ -289,7 +289,7 @@ export class UserService {
     let principal = caller.principal;
     if (principal.kind === 'user') {
       const me = await tx.users.findUser(principal.id);
-      if (!me || me.status !== 'active') throw forbidden('Your account was disabled or deleted meanwhile');
+      if (me?.status !== 'active') throw forbidden('Your account was disabled or deleted meanwhile');
       principal = { ...principal, assignments: me.roleAssignments };
     }
     assertCan(principal, await this.scopeOf(user.tenantId, tx), 'users.manage', this.clock.now());
