@@ -13,6 +13,7 @@ import { registerGraphQLRoute } from './graphql-route.js';
 import { registerHealthRoutes, type DatabaseHealth } from './health.js';
 import type { Metrics } from '../observability/metrics.js';
 import { countRequests } from './metrics.js';
+import { registerSignInPages } from './pages/sign-in-pages.js';
 import { registerVersionRoutes } from './version.js';
 
 export interface RouteDeps {
@@ -46,6 +47,9 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
     services,
   });
+
+  // GET/POST /login, GET /login/setup, POST /logout, GET /console: browser pages (session cookie)
+  await registerSignInPages(app, { services, baseUrl: config.baseUrl, vendor: config.vendorName });
 
   // POST /public/query (also /query, /public-test/query): tenant interface (Bearer)
   await registerGraphQLRoute(app, {

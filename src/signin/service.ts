@@ -179,6 +179,13 @@ export class SignInService {
     return { kind: 'next', step: 'enrol' };
   }
 
+  /** Who a signed-in session belongs to (for the pages to show). */
+  async signedInUser(session: Session): Promise<{ id: string; email: string } | undefined> {
+    if (!session.userId) return undefined;
+    const user = await this.store.signIn.findSignInRecordById(session.userId);
+    return user?.active ? { id: user.id, email: user.email } : undefined;
+  }
+
   private async finish(session: Session, user: SignInRecord): Promise<Outcome> {
     await this.store.signIn.clearFailures(failureKey('account', user.id));
     const returnTo = session.state.returnTo ?? '/console';

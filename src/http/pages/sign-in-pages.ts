@@ -1,0 +1,255 @@
+// GET/POST /login (one form per step: e-mail, password, code, enrolment), GET /login/setup (a
+// set-up link), POST /logout, GET /console (where a signed-in person lands), and the stylesheet.
+// The step comes from the session, never from the form; every form carries the session's CSRF
+// token; every page is no-store and framed by nobody (docs/users.md, "Sign-in").
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import type { Session } from '../../sessions/model.js';
+import { csrfMatches, safeReturnPath } from '../../sessions/model.js';
+import type { Services } from '../../services.js';
+import type { Outcome } from '../../signin/service.js';
+import { html, type Html, page, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
+import { clearSessionCookie, cookieSettings, readCookie, setSessionCookie } from './session-cookie.js';
+
+export interface SignInPageDeps {
+  services: Services;
+  baseUrl: string;
+  vendor: string;
+}
+
+const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const FORM_LIMIT = 16 * 1024;
+
+type Form = Record<string, string>;
+
+export async function registerSignInPages(app: FastifyInstance, deps: SignInPageDeps): Promise<void> {
+  const { services } = deps;
+  const cookie = cookieSettings(deps.baseUrl);
+
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
+      const form: Form = {};
+      for (const [k, v] of new URLSearchParams(body as string)) if (!(k in form)) form[k] = v;
+      done(null, form);
+    });
+    scope.addHook('onSend', async (_req, reply) => {
+      reply.header('content-security-policy', CSP);
+      reply.header('x-frame-options', 'DENY');
+      reply.header('cache-control', 'no-store');
+    });
+
+    const send = (reply: FastifyReply, status: number, title: string, body: Html) =>
+      reply
+        .code(status)
+        .type('text/html; charset=utf-8')
+        .send(page(title, body, { vendor: deps.vendor }));
+
+    const sessionOf = (req: FastifyRequest) => services.sessions.find(readCookie(req, cookie.name));
+
+    /** The anonymous session of a sign-in: the current one, or a new one (its cookie set). */
+    async function anonymous(req: FastifyRequest, reply: FastifyReply, returnTo?: string): Promise<Session> {
+      const found = await sessionOf(req);
+      if (found && found.userId === null) return found;
+      const { secret, session } = await services.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
+      setSessionCookie(reply, cookie, secret);
+      return session;
+    }
+
+    async function showStep(reply: FastifyReply, session: Session, status = 200, error?: string): Promise<FastifyReply> {
+      const step = session.state.signIn ?? { step: 'email' as const };
+      const csrf = html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
+      const problem = error ? html`<p class="error" role="alert">${error}</p>` : '';
+      switch (step.step) {
+        case 'password':
+          return send(
+            reply,
+            status,
+            'Enter your password',
+            html`${problem}
+<p>Signing in as <strong>${step.email}</strong>.</p>
+<form method="post" action="/login">${csrf}
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Continue</button>
+</form>
+<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
+          );
+        case 'totp':
+          return send(
+            reply,
+            status,
+            'Enter your code',
+            html`${problem}
+<form method="post" action="/login">${csrf}
+<label for="code">Code from your authenticator app</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus>
+<p class="hint">Lost your authenticator? Enter one of your recovery codes instead.</p>
+<button type="submit">Sign in</button>
+</form>`,
+          );
+        case 'enrol': {
+          const secret = await services.signIn.enrolment(session);
+          if (!secret) return restart(reply, session);
+          const svg = await QRCode.toString(secret.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+          return send(
+            reply,
+            status,
+            'Set up your authenticator',
+            html`${problem}
+<p>Scan this code with an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password), or type the key below into it.</p>
+<div class="qr" role="img" aria-label="QR code of your authenticator key">${trusted(svg)}</div>
+<p>Key: <code>${secret.base32.replace(/(.{4})/g, '$1 ').trim()}</code></p>
+<form method="post" action="/login">${csrf}
+<label for="code">Code the app now shows</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus>
+<button type="submit">Confirm</button>
+</form>`,
+          );
+        }
+        case 'setup':
+          return send(
+            reply,
+            status,
+            'Choose your password',
+            html`${problem}
+<form method="post" action="/login">${csrf}
+<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
+<p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
+<label for="confirmation">The same password again</label>
+<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
+<button type="submit">Continue</button>
+</form>`,
+          );
+        default:
+          return send(
+            reply,
+            status,
+            'Sign in',
+            html`${problem}
+<form method="post" action="/login">${csrf}
+<label for="email">E-mail address</label>
+<input id="email" name="email" type="email" autocomplete="username" required autofocus>
+<button type="submit">Continue</button>
+</form>`,
+          );
+      }
+    }
+
+    async function restart(reply: FastifyReply, session: Session): Promise<FastifyReply> {
+      await services.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+      return reply.redirect('/login', 303);
+    }
+
+    /** The session a form was posted in, if its CSRF token is the session's; else the refusal was sent. */
+    async function formSession(req: FastifyRequest, reply: FastifyReply): Promise<Session | undefined> {
+      const session = await sessionOf(req);
+      const form = (req.body ?? {}) as Form;
+      if (!session || !csrfMatches(session, form._csrf)) {
+        await send(
+          reply,
+          403,
+          'This form has expired',
+          html`<p>For your safety this form can no longer be sent. <a href="/login">Start again</a>.</p>`,
+        );
+        return undefined;
+      }
+      return session;
+    }
+
+    scope.get(STYLESHEET_PATH, async (_req, reply) =>
+      reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
+    );
+
+    scope.get('/login', async (req, reply) => {
+      const found = await sessionOf(req);
+      if (found?.userId) return reply.redirect(found.state.returnTo ?? '/console', 303);
+      const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
+      const session = await anonymous(req, reply, returnTo);
+      return showStep(reply, session);
+    });
+
+    scope.post('/login', async (req, reply) => {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      const form = req.body as Form;
+      const step = session.state.signIn?.step ?? 'email';
+      let outcome: Outcome;
+      if (step === 'email') outcome = await services.signIn.email(session, form.email ?? '');
+      else if (step === 'password') outcome = await services.signIn.password(session, form.password ?? '', req.ip);
+      else if (step === 'totp') outcome = await services.signIn.secondFactor(session, form.code ?? '', req.ip);
+      else if (step === 'enrol') outcome = await services.signIn.confirmEnrolment(session, form.code ?? '', req.ip);
+      else outcome = await services.signIn.setPassword(session, form.password ?? '', form.confirmation ?? '');
+      switch (outcome.kind) {
+        case 'next':
+          return reply.redirect('/login', 303);
+        case 'restart':
+          return restart(reply, session);
+        case 'failed':
+          return showStep(reply, (await sessionOf(req)) ?? session, 400, outcome.message);
+        case 'wait':
+          reply.header('retry-after', String(outcome.seconds));
+          return showStep(reply, session, 429, `Too many attempts. Try again in ${outcome.seconds} seconds.`);
+        case 'signedIn':
+          setSessionCookie(reply, cookie, outcome.issued.secret);
+          if (!outcome.recoveryCodes) return reply.redirect(outcome.returnTo, 303);
+          return send(
+            reply,
+            200,
+            'Save your recovery codes',
+            html`
+<p>If you lose your authenticator, each of these codes signs you in once. Keep them somewhere safe: they are shown only now.</p>
+<ol class="codes">${outcome.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ol>
+<p><a href="${outcome.returnTo}">I have saved them: continue</a></p>`,
+          );
+      }
+    });
+
+    scope.post('/login/restart', async (req, reply) => {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      return restart(reply, session);
+    });
+
+    scope.get('/login/setup', async (req, reply) => {
+      const token = (req.query as Record<string, unknown>).token;
+      const { secret, session } = await services.sessions.start({ signIn: { step: 'email' } });
+      const opened = typeof token === 'string' ? await services.signIn.openSetup(session, token) : undefined;
+      if (!opened) {
+        await services.sessions.end(session);
+        return send(
+          reply,
+          400,
+          'This link does not work',
+          html`<p>The set-up link is not valid: it was already used, it expired, or it was copied incompletely. Ask your administrator for a new one.</p>`,
+        );
+      }
+      setSessionCookie(reply, cookie, secret);
+      // the token leaves the address bar (and any later Referer) at once
+      return reply.redirect('/login', 303);
+    });
+
+    scope.post('/logout', async (req, reply) => {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      await services.sessions.end(session);
+      clearSessionCookie(reply, cookie);
+      return reply.redirect('/login', 303);
+    });
+
+    scope.get('/console', async (req, reply) => {
+      const session = await sessionOf(req);
+      if (!session?.userId) return reply.redirect('/login?return_to=%2Fconsole', 303);
+      const user = await services.signIn.signedInUser(session);
+      if (!user) return reply.redirect('/login', 303);
+      return send(
+        reply,
+        200,
+        'Console',
+        html`
+<p>Signed in as <strong>${user.email}</strong>.</p>
+<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`,
+      );
+    });
+  });
+}

@@ -1,0 +1,153 @@
+// The sign-in pages over HTTP (docs/users.md, "Sign-in"), on both engines: a set-up link through
+// password and authenticator enrolment to the console, later sign-in with a code, sign-out; the
+// cookie's attributes, CSRF on every form, a new session id at sign-in, the headers every page
+// sends. (Real-browser tests come with the console.)
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+
+const PASSWORD = 'a long and unusual passphrase';
+
+/** A browser's cookie jar for one cookie name. */
+class Browser {
+  cookie: string | undefined;
+  constructor(
+    private readonly t: TestApp,
+    private readonly name = 'gatehouse_session',
+  ) {}
+  async get(url: string): Promise<Response> {
+    return this.keep(await this.t.request({ method: 'GET', url, headers: this.headers() }));
+  }
+  async post(url: string, form: Record<string, string>): Promise<Response> {
+    const payload = new URLSearchParams(form).toString();
+    return this.keep(
+      await this.t.request({
+        method: 'POST',
+        url,
+        headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload,
+        remoteAddress: '203.0.113.50',
+      }),
+    );
+  }
+  /** the CSRF token of the page's first form */
+  csrf(res: Response): string {
+    const m = /name="_csrf" value="([^"]+)"/.exec(res.text);
+    assert.ok(m, `a form with a CSRF token: ${res.text.slice(0, 300)}`);
+    return m[1]!;
+  }
+  private headers(): Record<string, string> {
+    return this.cookie ? { cookie: `${this.name}=${this.cookie}` } : {};
+  }
+  private keep(res: Response): Response {
+    const set = res.headers['set-cookie'];
+    const line = Array.isArray(set) ? set[0] : set;
+    if (line?.startsWith(`${this.name}=`)) this.cookie = line.slice(this.name.length + 1).split(';')[0] || undefined;
+    return res;
+  }
+}
+
+for (const engine of engines()) {
+  describe(`sign-in pages (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    async function setupLink(email: string): Promise<string> {
+      const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { setup_url } }', { e: email });
+      const url = new URL(res.body.data.createUser.setup_url);
+      return url.pathname + url.search;
+    }
+
+    it('every page is no-store, unframeable and script-free; the cookie is HttpOnly and SameSite=Lax', async () => {
+      const res = await t.request({ method: 'GET', url: '/login' });
+      assert.equal(res.status, 200);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'.*frame-ancestors 'none'/);
+      assert.doesNotMatch(String(res.headers['content-security-policy']), /script-src/);
+      assert.equal(res.headers['x-frame-options'], 'DENY');
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.doesNotMatch(res.text, /<script/i);
+      assert.match(res.text, /<label for="email">E-mail address<\/label>/);
+      assert.match(String(res.headers['set-cookie']), /^gatehouse_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
+      const css = await t.request({ method: 'GET', url: '/ui/gatehouse.css' });
+      assert.equal(css.status, 200);
+      assert.match(String(css.headers['content-type']), /^text\/css/);
+    });
+
+    it('a set-up link leads through password and authenticator to the console, under a new session id', async () => {
+      const b = new Browser(t);
+      const link = await b.get(await setupLink('pages@example.com'));
+      assert.equal(link.status, 303);
+      assert.equal(link.headers.location, '/login', 'the token leaves the address bar');
+      const anonymousCookie = b.cookie;
+      let pageRes = await b.get('/login');
+      assert.match(pageRes.text, /Choose your password/);
+
+      const forged = await b.post('/login', { _csrf: 'x'.repeat(43), password: PASSWORD, confirmation: PASSWORD });
+      assert.equal(forged.status, 403, 'no CSRF token, no action');
+      const weak = await b.post('/login', { _csrf: b.csrf(pageRes), password: 'short', confirmation: 'short' });
+      assert.equal(weak.status, 400);
+      assert.match(weak.text, /role="alert">Use at least 12 characters/);
+      assert.equal((await b.post('/login', { _csrf: b.csrf(weak), password: PASSWORD, confirmation: PASSWORD })).status, 303);
+
+      pageRes = await b.get('/login');
+      assert.match(pageRes.text, /Set up your authenticator/);
+      assert.match(pageRes.text, /<svg[^>]*viewBox/);
+      const key = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(pageRes.text)![1]!.replace(/ /g, '');
+      const done = await b.post('/login', { _csrf: b.csrf(pageRes), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(done.status, 200);
+      assert.equal((done.text.match(/<li>[0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{4}<\/li>/g) ?? []).length, 10, 'ten recovery codes, shown once');
+      assert.notEqual(b.cookie, anonymousCookie, 'a new session id at sign-in');
+
+      const consolePage = await b.get('/console');
+      assert.equal(consolePage.status, 200);
+      assert.match(consolePage.text, /Signed in as <strong>pages@example\.com<\/strong>/);
+      const stale = new Browser(t);
+      stale.cookie = anonymousCookie;
+      assert.equal((await stale.get('/console')).headers.location, '/login?return_to=%2Fconsole', 'the old id signs nobody in');
+
+      const out = await b.post('/logout', { _csrf: b.csrf(consolePage) });
+      assert.equal(out.status, 303);
+      assert.equal(b.cookie, undefined, 'the cookie is cleared');
+      assert.equal((await b.get('/console')).status, 303);
+      assert.equal((await b.get(await setupLink('pages2@example.com'))).status, 303);
+    });
+
+    it('later: e-mail, password, code; a wrong password says so without saying whether the account exists', async () => {
+      const b = new Browser(t);
+      let res = await b.get('/login');
+      res = await b.post('/login', { _csrf: b.csrf(res), email: 'nobody@example.com' });
+      res = await b.get('/login');
+      const unknown = await b.post('/login', { _csrf: b.csrf(res), password: PASSWORD });
+      assert.equal(unknown.status, 400);
+      assert.match(unknown.text, /The e-mail address or the password is wrong/);
+      const restarted = await b.post('/login/restart', { _csrf: b.csrf(unknown) });
+      assert.equal(restarted.status, 303);
+      res = await b.get('/login');
+      assert.match(res.text, /E-mail address/);
+    });
+
+    it('a set-up link that is wrong or used says so and signs nobody in', async () => {
+      const b = new Browser(t);
+      const res = await b.get(`/login/setup?token=${'A'.repeat(43)}`);
+      assert.equal(res.status, 400);
+      assert.match(res.text, /Ask your administrator for a new one/);
+      assert.equal(b.cookie, undefined);
+    });
+
+    it('over https the cookie is __Host- prefixed and Secure', async () => {
+      const secure = await startTestApp({ engine, env: { GATEHOUSE_BASE_URL: 'https://id.example.com' } });
+      try {
+        const res = await secure.request({ method: 'GET', url: '/login' });
+        assert.match(String(res.headers['set-cookie']), /^__Host-gatehouse_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+      } finally {
+        await secure.close();
+      }
+    });
+  });
+}
