@@ -1,0 +1,152 @@
+// Sign-in in a real browser (Debian's chromium driven by playwright-core), on both engines: a
+// set-up link through password and authenticator enrolment to the console, a later sign-in with
+// a code, a sign-in with a recovery code, sign-out; no Content-Security-Policy violation on any
+// page. Screenshots are kept in test-artifacts/ for a person to look at.
+//
+// CI (.ci/run) installs chromium and sets CI_REQUIRE_BROWSER=1, so there this test cannot be
+// skipped; elsewhere it is skipped, saying why, when /usr/bin/chromium is missing.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { root } from '../helpers/cli.js';
+import { engines } from '../helpers/engines.js';
+import { listen } from '../helpers/listen.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+const PASSWORD = 'a long and unusual passphrase';
+const ARTIFACTS = join(root, 'test-artifacts');
+
+const missing = !existsSync(CHROMIUM);
+if (missing && process.env.CI_REQUIRE_BROWSER === '1')
+  throw new Error(`${CHROMIUM} is missing and CI_REQUIRE_BROWSER=1: install the chromium package`);
+const skip = missing ? `${CHROMIUM} is missing (apt-get install chromium)` : false;
+
+for (const engine of engines()) {
+  describe(`sign-in in a browser (${engine})`, { skip }, () => {
+    let t: TestApp;
+    let base: string;
+    let browser: Browser;
+    const cspViolations: string[] = [];
+
+    before(async () => {
+      t = await startTestApp({ engine });
+      base = await listen(t);
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      mkdirSync(ARTIFACTS, { recursive: true });
+    });
+    after(async () => {
+      await browser?.close();
+      await t?.close();
+    });
+
+    async function newPage(): Promise<Page> {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+      });
+      return page;
+    }
+    const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${engine}-${name}.png`), fullPage: true });
+
+    async function setupPath(email: string): Promise<string> {
+      const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { setup_url } }', { e: email });
+      const url = new URL(res.body.data.createUser.setup_url);
+      return url.pathname + url.search;
+    }
+
+    let key = '';
+    let recoveryCodes: string[] = [];
+
+    it('first sign-in through a set-up link: password, authenticator, recovery codes, console', async () => {
+      const page = await newPage();
+      await page.goto(base + (await setupPath('browser@example.com')));
+      assert.equal(new URL(page.url()).pathname, '/login');
+      assert.equal(new URL(page.url()).search, '', 'the token is gone from the address bar');
+      await page.getByLabel('New password').fill(PASSWORD);
+      await page.getByLabel('The same password again').fill(PASSWORD);
+      await shot(page, '1-choose-password');
+      await page.getByRole('button', { name: 'Continue' }).click();
+
+      await page.getByRole('heading', { name: 'Set up your authenticator' }).waitFor();
+      assert.ok(await page.locator('.qr svg').isVisible(), 'the QR code shows');
+      key = (await page.locator('code').innerText()).replace(/\s/g, '');
+      await shot(page, '2-enrol');
+      await page.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
+      await page.getByRole('button', { name: 'Confirm' }).click();
+
+      await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+      recoveryCodes = await page.locator('ol.codes li').allInnerTexts();
+      assert.equal(recoveryCodes.length, 10);
+      await shot(page, '3-recovery-codes');
+      await page.getByRole('link', { name: /continue/ }).click();
+      await page.getByText('Signed in as').waitFor();
+      assert.equal(new URL(page.url()).pathname, '/console');
+      const cookies = await page.context().cookies();
+      assert.deepEqual(
+        cookies.map((c) => [c.name, c.httpOnly, c.sameSite]),
+        [['gatehouse_session', true, 'Lax']],
+      );
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.context().close();
+    });
+
+    it('a later sign-in: e-mail, password, a code from the app', async () => {
+      t.clock.advance(30_000);
+      const page = await newPage();
+      await page.goto(`${base}/console`);
+      await page.getByLabel('E-mail address').fill('Browser@Example.com');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByRole('alert').getByText('The e-mail address or the password is wrong.').waitFor();
+      await shot(page, '4-wrong-password');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByLabel('Code from your authenticator app').fill(totpCodeAt(key, t.clock.now()));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('Signed in as').waitFor();
+      assert.equal(new URL(page.url()).pathname, '/console', 'back where the person was going');
+      await page.context().close();
+    });
+
+    it('a sign-in with a recovery code, which then no longer works', async () => {
+      const signIn = async (code: string) => {
+        const page = await newPage();
+        await page.goto(`${base}/login`);
+        await page.getByLabel('E-mail address').fill('browser@example.com');
+        await page.getByRole('button', { name: 'Continue' }).click();
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Continue' }).click();
+        await page.getByLabel('Code from your authenticator app').fill(code);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        return page;
+      };
+      const first = await signIn(recoveryCodes[0]!);
+      await first.getByText('Signed in as').waitFor();
+      await first.context().close();
+      const again = await signIn(recoveryCodes[0]!);
+      await again.getByRole('alert').waitFor();
+      assert.equal(new URL(again.url()).pathname, '/login');
+      await again.context().close();
+    });
+
+    it('no page broke its Content-Security-Policy', () => {
+      assert.deepEqual(cspViolations, []);
+    });
+  });
+}
