@@ -16,6 +16,7 @@ import { SubscriptionService, type SubscriptionStores } from './subscriptions/se
 import { createTenantLoaders, type TenantLoaderStores, type TenantLoaders } from './tenants/loaders.js';
 import { TenantService, type TenantStores } from './tenants/service.js';
 import type { SealedBox } from './crypto/sealed-box.js';
+import { DeviceService, type DeviceStores } from './device/service.js';
 import { SessionService, type SessionStores } from './sessions/service.js';
 import { SignInService, type SignInStores } from './signin/service.js';
 import { UserService, type UserStores } from './users/service.js';
@@ -29,6 +30,7 @@ export interface Services {
   users: UserService;
   sessions: SessionService;
   signIn: SignInService;
+  device: DeviceService;
   tokens: AccessTokens;
   bearer: BearerAuthenticator;
   keys: KeyRing;
@@ -45,6 +47,7 @@ export type ServiceStores = Transactional<
     UserStores &
     SessionStores &
     SignInStores &
+    DeviceStores &
     TenantLoaderStores & { principals: PrincipalStore }
 >;
 
@@ -72,6 +75,7 @@ export function createServices(deps: {
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
     sessions,
+    device: new DeviceService(store, clock),
     signIn: new SignInService(store, sessions, box, clock, { issuer: config.vendorName }),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,

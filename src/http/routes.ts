@@ -6,6 +6,7 @@ import { credentialSchema } from '../graphql/credential/schema.js';
 import { GraphQLExecutor } from '../graphql/executor.js';
 import { tenantSchema } from '../graphql/tenant/schema.js';
 import { registerMetadataRoutes } from '../oauth/metadata.js';
+import { registerDeviceEndpoint } from '../oauth/device-endpoint.js';
 import { registerTokenEndpoint } from '../oauth/token-endpoint.js';
 import type { Services } from '../services.js';
 import type { VersionInfo } from '../version.js';
@@ -39,7 +40,17 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await registerMetadataRoutes(app, { issuer: config.baseUrl, keys: services.keys });
 
   // POST /auth/api/v2/auth/token
-  await registerTokenEndpoint(app, { credentials: services.credentials, tokens: services.tokens, clock, metrics, audience: config.baseUrl });
+  await registerTokenEndpoint(app, {
+    credentials: services.credentials,
+    tokens: services.tokens,
+    device: services.device,
+    clock,
+    metrics,
+    audience: config.baseUrl,
+  });
+
+  // POST /auth/api/v2/auth/device/code (RFC 8628)
+  await registerDeviceEndpoint(app, { device: services.device, baseUrl: config.baseUrl });
 
   // POST /graphql: credential interface (Bearer, X-Tenant-Context)
   await registerGraphQLRoute(app, {

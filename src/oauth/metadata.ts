@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { SCOPE_NAMES } from '../access/scope.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import { SIGNING_ALG } from '../keys/key-ring.js';
+import { DEVICE_AUTHORIZATION_PATH } from './device-endpoint.js';
 import { GRANT_TYPES, TOKEN_PATH } from './token-endpoint.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -12,9 +13,11 @@ export function authorizationServerMetadata(issuer: string) {
   return {
     issuer,
     token_endpoint: `${issuer}${TOKEN_PATH}`,
+    device_authorization_endpoint: `${issuer}${DEVICE_AUTHORIZATION_PATH}`,
     jwks_uri: `${issuer}${JWKS_PATH}`,
     grant_types_supported: [...GRANT_TYPES],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // `none`: the public client of the device flow (gatehouse-cli)
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     // scopes are role names (oauth/scope.ts); a client may ask only for roles it holds
     scopes_supported: [...SCOPE_NAMES],
     // no authorization endpoint: this server issues tokens to clients and devices only

@@ -11,10 +11,12 @@ import { authenticateClient, presentedCredentials, type AuthenticatedClient } fr
 import { OAuthError, invalidRequest } from './errors.js';
 import { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
+import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
+import type { DeviceService } from '../device/service.js';
 import { PARSED_BODY, parseForm, parseJson, tokenParams } from './params.js';
 
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
-export const GRANT_TYPES = ['client_credentials'] as const;
+export const GRANT_TYPES = ['client_credentials', DEVICE_CODE_GRANT] as const;
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 interface Options {
@@ -23,6 +25,8 @@ interface Options {
   clock: Clock;
   metrics: Metrics;
   audience: string;
+  /** the device grant's polls */
+  device: DeviceService;
 }
 
 export async function registerTokenEndpoint(app: FastifyInstance, opts: Options): Promise<void> {
@@ -47,6 +51,12 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
       if (grantType === undefined || grantType === '') throw invalidRequest('grant_type is required');
       if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
         throw new OAuthError('unsupported_grant_type', `grant_type ${JSON.stringify(grantType.slice(0, 64))} is not supported`);
+      }
+      if (grantType === DEVICE_CODE_GRANT) {
+        // a public client: no secret to check, the device code is the proof (section 3.4)
+        const response = await deviceCodeGrant({ device: opts.device, tokens: opts.tokens }, params);
+        opts.metrics.tokensIssued.inc({ grant_type: grantType });
+        return response;
       }
       const presented = presentedCredentials(request.headers.authorization, params);
       // only failures count (failure-throttle.ts): checked before, counted after authentication

@@ -9,6 +9,7 @@ const UNIQUE_KEYS: Record<string, UniqueKey> = {
   services_owner_name_uq: 'service.name',
   partner_subscriptions_live_name_uq: 'subscription.name',
   users_email_uq: 'user.email',
+  device_authorizations_user_code_key: 'device.userCode',
 };
 
 /** Rethrows a unique-constraint violation (SQLSTATE 23505) of a known index as DuplicateKeyError; anything else as it is. */

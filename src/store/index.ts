@@ -9,6 +9,7 @@ import type { KeyStore } from '../keys/store.js';
 import type { LabelStore } from '../labels/store.js';
 import type { SubscriptionStore } from '../subscriptions/store.js';
 import type { TenantStore } from '../tenants/store.js';
+import type { DeviceStore } from '../device/store.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
@@ -20,6 +21,7 @@ import { subscriptionStore } from './subscriptions.js';
 import { principalStore } from './principals.js';
 import type { Database } from './schema.js';
 import { tenantStore } from './tenants.js';
+import { deviceStore } from './device.js';
 import { sessionStore } from './sessions.js';
 import { signInStore } from './signin.js';
 import { userStore } from './users.js';
@@ -33,6 +35,7 @@ export interface Store {
   users: UserStore;
   sessions: SessionStore;
   signIn: SignInStore;
+  device: DeviceStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -49,6 +52,7 @@ export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = 
     users: userStore(db),
     sessions: sessionStore(db),
     signIn: signInStore(db),
+    device: deviceStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),

@@ -216,6 +216,20 @@ export interface SignInFailuresTable {
   last_failure_at: Timestamp;
 }
 
+export interface DeviceAuthorizationsTable {
+  /** SHA-256 of the device code */
+  device_code_hash: Uint8Array;
+  user_code: string;
+  client_id: string;
+  login_hint: string;
+  status: 'pending' | 'approved' | 'denied' | 'issued';
+  user_id: string | null;
+  interval_seconds: number;
+  last_polled_at: NullableTimestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
@@ -228,6 +242,7 @@ export interface Database {
   user_recovery_codes: UserRecoveryCodesTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
+  device_authorizations: DeviceAuthorizationsTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;
   role_assignments: RoleAssignmentsTable;

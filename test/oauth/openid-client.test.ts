@@ -56,7 +56,11 @@ for (const engine of engines()) {
       assert.ok(Array.isArray(metadata.grant_types_supported));
       assert.ok((metadata.grant_types_supported as string[]).includes('client_credentials'));
       assert.ok(!(metadata.grant_types_supported as string[]).includes('password'));
-      assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), ['client_secret_basic', 'client_secret_post']);
+      assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported as string[])].sort(), [
+        'client_secret_basic',
+        'client_secret_post',
+        'none',
+      ]);
       assert.deepEqual(metadata.scopes_supported, ['Administrator', 'Analyst', 'Responder', 'Auditor', 'Operations', 'Support']);
       // the advertised JWKS is reachable and holds public keys only
       const jwks = (await (await fetch(metadata.jwks_uri as string)).json()) as { keys: Record<string, unknown>[] };

@@ -7,6 +7,7 @@ import { tokensValidAfter } from './20261123T0900-tokens-valid-after.js';
 import { nameKeys } from './20261123T0910-name-keys.js';
 import { users } from './20261124T0900-users.js';
 import { sessions } from './20261124T1000-sessions.js';
+import { deviceAuthorizations } from './20261124T1100-device-authorizations.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '20261123T0910-name-keys': nameKeys,
   '20261124T0900-users': users,
   '20261124T1000-sessions': sessions,
+  '20261124T1100-device-authorizations': deviceAuthorizations,
 };

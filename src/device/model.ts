@@ -1,0 +1,58 @@
+// Device authorization (RFC 8628; docs/users.md, "Device login"): a CLI or a notebook asks for a
+// device code and a user code; the person confirms the user code in a browser, signs in as the
+// account the CLI named, and approves; the CLI, polling, receives that person's token once.
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+
+/** RFC 8628 section 6.1: 20 consonants (no vowels: no words), upper case, shown XXXX-XXXX. */
+export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+export const USER_CODE_LENGTH = 8;
+/** how long a device code works, and the polling interval the CLI starts with */
+export const DEVICE_CODE_SECONDS = 600;
+export const POLL_INTERVAL_SECONDS = 5;
+/** what slow_down adds to the interval (RFC 8628 section 3.5) */
+export const SLOW_DOWN_SECONDS = 5;
+/** the public clients that may start a device login (they hold no secret) */
+export const PUBLIC_CLIENTS = ['gatehouse-cli'] as const;
+
+export type DeviceStatus = 'pending' | 'approved' | 'denied' | 'issued';
+
+export interface DeviceAuthorization {
+  deviceCodeHash: Buffer;
+  /** canonical: 8 letters, no dash */
+  userCode: string;
+  clientId: string;
+  /** the e-mail key of the account the CLI named */
+  loginHint: string;
+  status: DeviceStatus;
+  userId: string | null;
+  intervalSeconds: number;
+  lastPolledAt: Date | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export function newUserCode(): string {
+  let code = '';
+  for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+  return code;
+}
+
+/** As people read it: XXXX-XXXX. */
+export function displayUserCode(code: string): string {
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
+
+/** What a person typed, as a canonical code (case, spaces and dashes ignored), or undefined. */
+export function canonicalUserCode(input: string): string | undefined {
+  const code = input.toUpperCase().replace(/[\s-]/g, '');
+  return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
+}
+
+/** 256 random bits: what the CLI polls with. */
+export function newDeviceCode(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function hashDeviceCode(code: string): Buffer {
+  return createHash('sha256').update(code, 'utf8').digest();
+}

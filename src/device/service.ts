@@ -1,0 +1,120 @@
+// Device-authorization use cases (RFC 8628; docs/users.md, "Device login"): start, poll (the
+// token endpoint's device grant), and the browser's side: find a code, approve or deny it as the
+// signed-in person, who must be the account the CLI named.
+import type { PrincipalStore } from '../access/store.js';
+import type { Clock } from '../clock.js';
+import { DuplicateKeyError } from '../errors.js';
+import type { Transactional } from '../transaction.js';
+import { emailKey } from '../users/model.js';
+import {
+  DEVICE_CODE_SECONDS,
+  type DeviceAuthorization,
+  hashDeviceCode,
+  newDeviceCode,
+  newUserCode,
+  POLL_INTERVAL_SECONDS,
+  PUBLIC_CLIENTS,
+  SLOW_DOWN_SECONDS,
+} from './model.js';
+import type { DeviceStore } from './store.js';
+
+export interface DeviceStores {
+  device: DeviceStore;
+  principals: Pick<PrincipalStore, 'findUserPrincipal'>;
+}
+
+export interface DeviceStart {
+  deviceCode: string;
+  userCode: string;
+  expiresIn: number;
+  interval: number;
+}
+
+/** What a poll comes to; the token endpoint turns each into its RFC 8628 answer. */
+export type PollResult =
+  | { kind: 'pending' }
+  | { kind: 'slow_down'; interval: number }
+  | { kind: 'expired' }
+  | { kind: 'denied' }
+  /** unknown code, another client's code, or a token already issued for it */
+  | { kind: 'invalid' }
+  /** approved by a user who is still active: its id and home tenant */
+  | { kind: 'approved'; userId: string; tenantId: string };
+
+export type StartProblem = 'unknown_client' | 'missing_login_hint';
+
+export class DeviceService {
+  constructor(
+    private readonly store: Transactional<DeviceStores>,
+    private readonly clock: Clock,
+  ) {}
+
+  isPublicClient(clientId: string | undefined): boolean {
+    return clientId !== undefined && (PUBLIC_CLIENTS as readonly string[]).includes(clientId);
+  }
+
+  async start(clientId: string, loginHint: string): Promise<DeviceStart> {
+    const hint = emailKey(loginHint);
+    for (let attempt = 0; ; attempt++) {
+      const deviceCode = newDeviceCode();
+      const userCode = newUserCode();
+      const now = this.clock.now();
+      try {
+        await this.store.device.insertDeviceAuthorization({
+          deviceCodeHash: hashDeviceCode(deviceCode),
+          userCode,
+          clientId,
+          loginHint: hint,
+          status: 'pending',
+          userId: null,
+          intervalSeconds: POLL_INTERVAL_SECONDS,
+          lastPolledAt: null,
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + DEVICE_CODE_SECONDS * 1000),
+        });
+        return { deviceCode, userCode, expiresIn: DEVICE_CODE_SECONDS, interval: POLL_INTERVAL_SECONDS };
+      } catch (err) {
+        // 20^8 codes: a collision is rare, two in a row rarer still
+        if (!(err instanceof DuplicateKeyError) || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  /** One poll of the CLI. Polls of one code are serialized; too fast a poll slows the CLI down. */
+  async poll(deviceCode: string, clientId: string): Promise<PollResult> {
+    return await this.store.transaction(async (tx) => {
+      const hash = hashDeviceCode(deviceCode);
+      const a = await tx.device.lockByDeviceCode(hash);
+      if (!a || a.clientId !== clientId || a.status === 'issued') return { kind: 'invalid' };
+      const now = this.clock.now();
+      if (a.expiresAt <= now) return { kind: 'expired' };
+      if (a.lastPolledAt && now.getTime() - a.lastPolledAt.getTime() < a.intervalSeconds * 1000) {
+        const interval = a.intervalSeconds + SLOW_DOWN_SECONDS;
+        await tx.device.recordPoll(hash, now, interval);
+        return { kind: 'slow_down', interval };
+      }
+      await tx.device.recordPoll(hash, now, a.intervalSeconds);
+      if (a.status === 'pending') return { kind: 'pending' };
+      if (a.status === 'denied') return { kind: 'denied' };
+      // approved: the token goes out once
+      if (!a.userId || !(await tx.device.markIssued(hash))) return { kind: 'invalid' };
+      const principal = await tx.principals.findUserPrincipal(a.userId);
+      if (!principal) return { kind: 'invalid' };
+      return { kind: 'approved', userId: principal.id, tenantId: principal.tenantId };
+    });
+  }
+
+  /** A code a person may still act on (pending, unexpired), or undefined. */
+  async pending(userCode: string): Promise<DeviceAuthorization | undefined> {
+    const a = await this.store.device.findByUserCode(userCode);
+    return a && a.status === 'pending' && a.expiresAt > this.clock.now() ? a : undefined;
+  }
+
+  /** The signed-in person approves or denies; only the account the CLI named may. */
+  async decide(userCode: string, user: { id: string; email: string }, approve: boolean): Promise<'done' | 'wrong_account' | 'gone'> {
+    const a = await this.pending(userCode);
+    if (!a) return 'gone';
+    if (emailKey(user.email) !== a.loginHint) return 'wrong_account';
+    return (await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now())) ? 'done' : 'gone';
+  }
+}

@@ -1,0 +1,52 @@
+// POST /auth/api/v2/auth/device/code (RFC 8628 section 3.1-3.2): a public client names the
+// account (`login_hint`, the e-mail address the person will sign in with) and receives a device
+// code to poll with and a user code for the person to confirm at the verification URI.
+import type { FastifyInstance } from 'fastify';
+import { displayUserCode } from '../device/model.js';
+import type { DeviceService } from '../device/service.js';
+import { OAuthError, invalidRequest } from './errors.js';
+import { PARSED_BODY, parseForm, parseJson, tokenParams } from './params.js';
+
+export const DEVICE_AUTHORIZATION_PATH = '/auth/api/v2/auth/device/code';
+export const VERIFICATION_PATH = '/device';
+
+export async function registerDeviceEndpoint(app: FastifyInstance, opts: { device: DeviceService; baseUrl: string }): Promise<void> {
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, { [PARSED_BODY]: parseForm(body as string) });
+    });
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      try {
+        done(null, { [PARSED_BODY]: parseJson(body as string) });
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+    scope.setErrorHandler((err, _request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const oauth = err instanceof OAuthError ? err : new OAuthError('invalid_request', 'malformed request body');
+      return reply.code(oauth.status).send({ error: oauth.error, error_description: oauth.description });
+    });
+    scope.post(DEVICE_AUTHORIZATION_PATH, async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const params = tokenParams(request.body);
+      if (!opts.device.isPublicClient(params.client_id)) {
+        throw new OAuthError('invalid_client', 'client_id must name a public client of this service (gatehouse-cli)', 401);
+      }
+      const hint = params.login_hint?.trim();
+      if (!hint) throw invalidRequest('login_hint is required: the e-mail address of the account to sign in as');
+      if (hint.length > 254) throw invalidRequest('login_hint is at most 254 characters');
+      const started = await opts.device.start(params.client_id!, hint);
+      const base = opts.baseUrl.replace(/\/+$/, '');
+      const shown = displayUserCode(started.userCode);
+      return {
+        device_code: started.deviceCode,
+        user_code: shown,
+        verification_uri: `${base}${VERIFICATION_PATH}`,
+        verification_uri_complete: `${base}${VERIFICATION_PATH}?user_code=${shown}`,
+        expires_in: started.expiresIn,
+        interval: started.interval,
+      };
+    });
+  });
+}

@@ -1,0 +1,121 @@
+// Device authorization (RFC 8628) at the protocol level, on both engines: the start response,
+// every answer of section 3.5 while polling, slow_down growing the interval, an approved code
+// yielding a working user token exactly once, denial, expiry, the wrong account, another client's
+// code, and the metadata. (Here the person's approval goes through the service; the /device page
+// that calls it is tested in the browser.)
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { canonicalUserCode, USER_CODE_ALPHABET } from '../../src/device/model.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+
+const DEVICE_PATH = '/auth/api/v2/auth/device/code';
+const TOKEN_PATH = '/auth/api/v2/auth/token';
+const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+for (const engine of engines()) {
+  describe(`device authorization (${engine})`, () => {
+    let t: TestApp;
+    let userId: string;
+    before(async () => {
+      t = await startTestApp({ engine });
+      const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } } }', { e: 'cli@example.com' });
+      userId = res.body.data.createUser.user.id;
+    });
+    after(() => t.close());
+
+    const form = (body: Record<string, string>) => new URLSearchParams(body).toString();
+    const start = (body: Record<string, string> = { client_id: 'gatehouse-cli', login_hint: 'cli@example.com' }) =>
+      t.request({ method: 'POST', url: DEVICE_PATH, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form(body) });
+    const poll = (deviceCode: string, clientId = 'gatehouse-cli') =>
+      t.request({
+        method: 'POST',
+        url: TOKEN_PATH,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: form({ grant_type: GRANT, device_code: deviceCode, client_id: clientId }),
+      });
+    const decide = (userCode: string, approve: boolean, email = 'cli@example.com', id = userId) =>
+      t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email }, approve);
+
+    it('starts: a high-entropy device code, an 8-letter user code of 20 consonants, the URIs, 600 s, 5 s', async () => {
+      const res = await start();
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.headers['cache-control'], 'no-store');
+      const b = res.body;
+      assert.match(b.device_code, /^[A-Za-z0-9_-]{43}$/);
+      assert.match(b.user_code, new RegExp(`^[${USER_CODE_ALPHABET}]{4}-[${USER_CODE_ALPHABET}]{4}$`));
+      assert.equal(b.verification_uri, 'http://gatehouse.test/device');
+      assert.equal(b.verification_uri_complete, `http://gatehouse.test/device?user_code=${b.user_code}`);
+      assert.deepEqual([b.expires_in, b.interval], [600, 5]);
+      const rows = await t.db.kysely.selectFrom('device_authorizations').select('device_code_hash').execute();
+      assert.ok(!rows.some((r) => Buffer.from(r.device_code_hash).toString('base64url') === b.device_code), 'only a digest is stored');
+    });
+
+    it('refuses an unknown client and a missing login_hint', async () => {
+      const unknown = await start({ client_id: 'someone-else', login_hint: 'cli@example.com' });
+      assert.equal(unknown.status, 401);
+      assert.equal(unknown.body.error, 'invalid_client');
+      const noHint = await start({ client_id: 'gatehouse-cli' });
+      assert.equal(noHint.status, 400);
+      assert.equal(noHint.body.error, 'invalid_request');
+      assert.match(noHint.body.error_description, /login_hint/);
+    });
+
+    it('pending, then slow_down (interval + 5 s) when polled too fast, then the token once, then invalid_grant', async () => {
+      const { device_code, user_code } = (await start()).body;
+      let r = await poll(device_code);
+      assert.deepEqual([r.status, r.body.error], [400, 'authorization_pending']);
+      r = await poll(device_code);
+      assert.equal(r.body.error, 'slow_down');
+      assert.match(r.body.error_description, /every 10 seconds/);
+      t.clock.advance(10_000);
+      assert.equal((await poll(device_code)).body.error, 'authorization_pending', 'at the new interval: pending');
+      assert.equal(await decide(user_code, true), 'done');
+      t.clock.advance(10_000);
+      r = await poll(device_code);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.token_type, 'Bearer');
+      const api = await t.gql(r.body.access_token, '{ clients { id } }');
+      assert.equal(api.status, 200, 'the user token works on the APIs');
+      t.clock.advance(10_000);
+      r = await poll(device_code);
+      assert.deepEqual([r.status, r.body.error], [400, 'invalid_grant'], 'an approved code yields its token once');
+    });
+
+    it('access_denied after a denial; expired_token after 600 s', async () => {
+      const denied = (await start()).body;
+      assert.equal(await decide(denied.user_code, false), 'done');
+      assert.equal((await poll(denied.device_code)).body.error, 'access_denied');
+      const late = (await start()).body;
+      t.clock.advance(601_000);
+      assert.equal((await poll(late.device_code)).body.error, 'expired_token');
+      assert.equal(await decide(late.user_code, true), 'gone', 'nobody approves an expired code');
+    });
+
+    it('only the account the CLI named may approve; another client cannot poll the code; an unknown code is invalid_grant', async () => {
+      const { device_code, user_code } = (await start()).body;
+      assert.equal(await decide(user_code, true, 'someone-else@example.com', userId), 'wrong_account');
+      assert.equal((await poll(device_code)).body.error, 'authorization_pending');
+      t.clock.advance(5_000);
+      const other = await poll(device_code, 'someone-else');
+      assert.deepEqual([other.status, other.body.error], [401, 'invalid_client']);
+      assert.equal((await poll('x'.repeat(43))).body.error, 'invalid_grant');
+    });
+
+    it('a disabled user gets no token from a code it approved before', async () => {
+      const { device_code, user_code } = (await start()).body;
+      assert.equal(await decide(user_code, true), 'done');
+      t.clock.advance(1000);
+      await t.gql(await t.rootToken(), 'mutation($id: ID!) { disableUser(id: $id) { id } }', { id: userId });
+      const r = await poll(device_code);
+      assert.equal(r.body.error, 'invalid_grant');
+      await t.gql(await t.rootToken(), 'mutation($id: ID!) { enableUser(id: $id) { id } }', { id: userId });
+    });
+
+    it('the metadata lists the device endpoint and grant', async () => {
+      const m = (await t.request({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).body;
+      assert.equal(m.device_authorization_endpoint, `http://gatehouse.test${DEVICE_PATH}`);
+      assert.ok(m.grant_types_supported.includes(GRANT));
+    });
+  });
+}
