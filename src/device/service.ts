@@ -2,11 +2,15 @@
 // token endpoint's device grant), and the browser's side: find a code, approve or deny it as the
 // signed-in person, who must be the account the CLI named.
 import type { PrincipalStore } from '../access/store.js';
+import { addressPrefix } from '../oauth/address-prefix.js';
+import type { SignInStore } from '../signin/store.js';
+import { failureKey, waitSeconds } from '../signin/throttle.js';
 import type { Clock } from '../clock.js';
 import { DuplicateKeyError } from '../errors.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
 import {
+  canonicalUserCode,
   DEVICE_CODE_SECONDS,
   type DeviceAuthorization,
   hashDeviceCode,
@@ -21,7 +25,10 @@ import type { DeviceStore } from './store.js';
 export interface DeviceStores {
   device: DeviceStore;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
+  signIn: Pick<SignInStore, 'findFailures' | 'recordFailure'>;
 }
+
+export type Entry = { kind: 'ok'; authorization: DeviceAuthorization } | { kind: 'unknown' } | { kind: 'wait'; seconds: number };
 
 export interface DeviceStart {
   deviceCode: string;
@@ -102,6 +109,26 @@ export class DeviceService {
       if (!principal) return { kind: 'invalid' };
       return { kind: 'approved', userId: principal.id, tenantId: principal.tenantId };
     });
+  }
+
+  /**
+   * A user code a person typed (or followed in a link): the authorization if it is pending. Wrong
+   * codes from one address slow that address down (10 free, then growing delays): 20^8 codes
+   * cannot be guessed at that pace within a code's 10 minutes.
+   */
+  async enter(raw: string, address: string): Promise<Entry> {
+    const key = failureKey('userCode', addressPrefix(address));
+    const now = this.clock.now();
+    const f = await this.store.signIn.findFailures(key);
+    const wait = f ? waitSeconds('userCode', f.failures, f.lastFailureAt, now) : 0;
+    if (wait > 0) return { kind: 'wait', seconds: wait };
+    const code = canonicalUserCode(raw);
+    const found = code === undefined ? undefined : await this.pending(code);
+    if (!found) {
+      await this.store.signIn.recordFailure(key, now);
+      return { kind: 'unknown' };
+    }
+    return { kind: 'ok', authorization: found };
   }
 
   /** A code a person may still act on (pending, unexpired), or undefined. */

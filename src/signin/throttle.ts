@@ -1,11 +1,12 @@
-// Failed sign-in attempts slow down the next ones, per account and per address, with a delay that
+// Failed sign-in attempts slow down the next ones, per account and per address (and wrong device
+// user codes per address), with a delay that
 // doubles and stops growing at 15 minutes: guessing becomes hopeless, and the owner of an account
 // under attack waits at most 15 minutes, never a lockout that needs an administrator
 // (NIST SP 800-63B 5.2.2). A successful sign-in clears the account's count. The counts live in
 // the database, so every process sees them.
 
 /** failures allowed before any delay */
-const FREE = { account: 5, address: 20 } as const;
+const FREE = { account: 5, address: 20, userCode: 10 } as const;
 const FIRST_DELAY_SECONDS = 30;
 export const MAX_DELAY_SECONDS = 15 * 60;
 

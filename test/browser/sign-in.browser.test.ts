@@ -1,7 +1,8 @@
-// Sign-in in a real browser (Debian's chromium driven by playwright-core), on both engines: a
-// set-up link through password and authenticator enrolment to the console, a later sign-in with
-// a code, a sign-in with a recovery code, sign-out; no Content-Security-Policy violation on any
-// page. Screenshots are kept in test-artifacts/ for a person to look at.
+// Sign-in and device login in a real browser (Debian's chromium driven by playwright-core), on
+// both engines: a set-up link through password and authenticator enrolment to the console, a
+// later sign-in with a code, a sign-in with a recovery code, sign-out; device login approved
+// (the token works, once), denied, and refused for another account; no Content-Security-Policy
+// violation on any page. Screenshots are kept in test-artifacts/ for a person to look at.
 //
 // CI (.ci/run) installs chromium and sets CI_REQUIRE_BROWSER=1, so there this test cannot be
 // skipped; elsewhere it is skipped, saying why, when /usr/bin/chromium is missing.
@@ -143,6 +144,85 @@ for (const engine of engines()) {
       await again.getByRole('alert').waitFor();
       assert.equal(new URL(again.url()).pathname, '/login');
       await again.context().close();
+    });
+
+    /** What the CLI does: ask for a device code for an account. */
+    async function startDevice(loginHint: string) {
+      const res = await fetch(`${base}/auth/api/v2/auth/device/code`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: 'gatehouse-cli', login_hint: loginHint }),
+      });
+      assert.equal(res.status, 200);
+      return (await res.json()) as { device_code: string; user_code: string; verification_uri_complete: string };
+    }
+    async function pollOnce(deviceCode: string) {
+      const res = await fetch(`${base}/auth/api/v2/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          device_code: deviceCode,
+          client_id: 'gatehouse-cli',
+        }),
+      });
+      return (await res.json()) as { access_token?: string; error?: string };
+    }
+    /** Opens the verification link, confirms the code, and signs in as `email` on the way. */
+    async function confirmAndSignIn(link: string, email: string, shownCode: string): Promise<Page> {
+      const page = await newPage();
+      const u = new URL(link);
+      await page.goto(base + u.pathname + u.search);
+      assert.equal(await page.locator('.usercode strong').innerText(), shownCode, 'the page shows the code the CLI shows');
+      await page.getByRole('button', { name: 'Yes, it matches' }).click();
+      await page.getByLabel('E-mail address').fill(email);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      t.clock.advance(30_000);
+      await page.getByLabel('Code from your authenticator app').fill(totpCodeAt(key, t.clock.now()));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      return page;
+    }
+
+    it('device login: the code matches, sign in, approve; the CLI gets a working token once', async () => {
+      const device = await startDevice('browser@example.com');
+      assert.equal((await pollOnce(device.device_code)).error, 'authorization_pending');
+      const page = await confirmAndSignIn(device.verification_uri_complete, 'browser@example.com', device.user_code);
+      await page.getByRole('heading', { name: 'Approve this device?' }).waitFor();
+      await shot(page, '5-device-approve');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { name: 'Device approved' }).waitFor();
+      t.clock.advance(10_000);
+      const token = await pollOnce(device.device_code);
+      assert.ok(token.access_token, JSON.stringify(token));
+      const api = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token.access_token}` },
+        body: JSON.stringify({ query: '{ users { email } }' }),
+      });
+      assert.equal(api.status, 200, 'the token works on the APIs');
+      t.clock.advance(10_000);
+      assert.equal((await pollOnce(device.device_code)).error, 'invalid_grant', 'once');
+      await page.context().close();
+    });
+
+    it('device login: deny, and the wrong account refused', async () => {
+      const denied = await startDevice('browser@example.com');
+      const page = await confirmAndSignIn(denied.verification_uri_complete, 'browser@example.com', denied.user_code);
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await page.getByRole('heading', { name: 'Device denied' }).waitFor();
+      t.clock.advance(10_000);
+      assert.equal((await pollOnce(denied.device_code)).error, 'access_denied');
+      await page.context().close();
+
+      const other = await startDevice('someone-else@example.com');
+      const wrong = await confirmAndSignIn(other.verification_uri_complete, 'browser@example.com', other.user_code);
+      await wrong.getByRole('heading', { name: 'Another account' }).waitFor();
+      await shot(wrong, '6-device-wrong-account');
+      t.clock.advance(10_000);
+      assert.equal((await pollOnce(other.device_code)).error, 'authorization_pending', 'nothing was approved');
+      await wrong.context().close();
     });
 
     it('no page broke its Content-Security-Policy', () => {

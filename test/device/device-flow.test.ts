@@ -112,6 +112,17 @@ for (const engine of engines()) {
       await t.gql(await t.rootToken(), 'mutation($id: ID!) { enableUser(id: $id) { id } }', { id: userId });
     });
 
+    it('guessing user codes from one address slows it down after 10 wrong ones', async () => {
+      const { user_code } = (await start()).body;
+      const enter = (code: string, address = '198.51.100.77') => t.service.services.device.enter(code, address);
+      for (let i = 0; i < 10; i++) assert.equal((await enter(`BBBB-BBB${'CDFGHJKLMN'[i]}`)).kind, 'unknown');
+      const blocked = await enter(user_code);
+      assert.equal(blocked.kind, 'wait', 'even the right code waits');
+      assert.equal((await enter(user_code, '198.51.100.78')).kind, 'ok', 'another address is not slowed');
+      t.clock.advance(30_000);
+      assert.equal((await enter(user_code.toLowerCase().replace('-', ' '))).kind, 'ok', 'after the delay; typed in any case, with a space');
+    });
+
     it('the metadata lists the device endpoint and grant', async () => {
       const m = (await t.request({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).body;
       assert.equal(m.device_authorization_endpoint, `http://gatehouse.test${DEVICE_PATH}`);

@@ -67,6 +67,8 @@ input[type=email], input[type=password], input[type=text] { width: 100%; padding
 input:focus, button:focus { outline: 3px solid #8fb0ff; outline-offset: 1px; }
 button { margin-top: 1.25rem; padding: .6rem 1.1rem; font: inherit; font-weight: 600; color: #fff; background: var(--accent); border: 0; border-radius: 6px; cursor: pointer; }
 button.link { background: none; color: var(--accent); padding: 0; margin: 0; font-weight: 400; text-decoration: underline; }
+button + button.link { margin-left: 1.5rem; }
+.usercode { font-size: 1.3rem; letter-spacing: .08em; }
 .error { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #fdf2f2; }
 .hint { color: var(--muted); font-size: .9rem; }
 .qr svg { width: 12rem; height: 12rem; display: block; margin: .5rem 0; }

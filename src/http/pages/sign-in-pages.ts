@@ -1,5 +1,6 @@
 // GET/POST /login (one form per step: e-mail, password, code, enrolment), GET /login/setup (a
-// set-up link), POST /logout, GET /console (where a signed-in person lands), and the stylesheet.
+// set-up link), POST /logout, GET /console (where a signed-in person lands), the device pages
+// (device-pages.ts), and the stylesheet.
 // The step comes from the session, never from the form; every form carries the session's CSRF
 // token; every page is no-store and framed by nobody (docs/users.md, "Sign-in").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -9,6 +10,7 @@ import { csrfMatches, safeReturnPath } from '../../sessions/model.js';
 import type { Services } from '../../services.js';
 import type { Outcome } from '../../signin/service.js';
 import { html, type Html, page, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
+import { registerDevicePages } from './device-pages.js';
 import { clearSessionCookie, cookieSettings, readCookie, setSessionCookie } from './session-cookie.js';
 
 export interface SignInPageDeps {
@@ -49,7 +51,12 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
     /** The anonymous session of a sign-in: the current one, or a new one (its cookie set). */
     async function anonymous(req: FastifyRequest, reply: FastifyReply, returnTo?: string): Promise<Session> {
       const found = await sessionOf(req);
-      if (found && found.userId === null) return found;
+      if (found && found.userId === null) {
+        if (!returnTo || found.state.returnTo === returnTo) return found;
+        const state = { ...found.state, returnTo };
+        await services.sessions.setState(found, state);
+        return { ...found, state };
+      }
       const { secret, session } = await services.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
       setSessionCookie(reply, cookie, secret);
       return session;
@@ -236,6 +243,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       clearSessionCookie(reply, cookie);
       return reply.redirect('/login', 303);
     });
+
+    registerDevicePages(scope, { services, send, sessionOf, anonymous, formSession });
 
     scope.get('/console', async (req, reply) => {
       const session = await sessionOf(req);

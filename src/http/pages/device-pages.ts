@@ -1,0 +1,133 @@
+// GET/POST /device and GET/POST /device/approve: the browser's side of device login (RFC 8628;
+// docs/users.md, "Device login"). The person confirms that the code matches the one at their CLI,
+// signs in (as the account the CLI named: another account is refused), then approves or denies.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalUserCode, displayUserCode } from '../../device/model.js';
+import type { Session } from '../../sessions/model.js';
+import type { Services } from '../../services.js';
+import { emailKey } from '../../users/model.js';
+import { html, type Html } from './html.js';
+
+export interface PageKit {
+  services: Services;
+  send(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply;
+  sessionOf(req: FastifyRequest): Promise<Session | undefined>;
+  anonymous(req: FastifyRequest, reply: FastifyReply, returnTo?: string): Promise<Session>;
+  formSession(req: FastifyRequest, reply: FastifyReply): Promise<Session | undefined>;
+}
+
+type Form = Record<string, string>;
+
+export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void {
+  const { services, send } = kit;
+  const csrfField = (s: Session) => html`<input type="hidden" name="_csrf" value="${s.csrfToken}">`;
+  const approvePath = (code: string) => `/device/approve?user_code=${code}`;
+
+  /** Signed in, or else the anonymous session the forms need. */
+  const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(req, reply));
+
+  function entryForm(reply: FastifyReply, session: Session, status = 200, error?: string) {
+    return send(
+      reply,
+      status,
+      'Connect a device',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/device">${csrfField(session)}
+<label for="user_code">Code shown at your command line or notebook</label>
+<input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" placeholder="XXXX-XXXX" required autofocus>
+<button type="submit">Continue</button>
+</form>`,
+    );
+  }
+
+  /** Signed in as another account than the one the CLI named: refused, and how to go on. */
+  function wrongAccount(reply: FastifyReply, session: Session, email: string) {
+    return send(
+      reply,
+      403,
+      'Another account',
+      html`
+<p>Your command line asked to sign in as a different account than <strong>${email}</strong>. Sign out, then open the link again and sign in as the account you named at the command line.</p>
+<form method="post" action="/logout">${csrfField(session)}<button type="submit">Sign out</button></form>`,
+    );
+  }
+
+  scope.get('/device', async (req, reply) => {
+    const session = await anySession(req, reply);
+    const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
+    if (code === undefined) return entryForm(reply, session);
+    return send(
+      reply,
+      200,
+      'Is this your code?',
+      html`
+<p>Check that your command line or notebook shows exactly this code:</p>
+<p class="usercode"><strong>${displayUserCode(code)}</strong></p>
+<form method="post" action="/device">${csrfField(session)}<input type="hidden" name="user_code" value="${code}">
+<button type="submit">Yes, it matches</button>
+</form>
+<p class="hint">If it does not match, close this page: someone else may be trying to sign in as you.</p>`,
+    );
+  });
+
+  scope.post('/device', async (req, reply) => {
+    const session = await kit.formSession(req, reply);
+    if (!session) return reply;
+    const entry = await services.device.enter((req.body as Form).user_code ?? '', req.ip);
+    if (entry.kind === 'wait') {
+      reply.header('retry-after', String(entry.seconds));
+      return entryForm(reply, session, 429, `Too many wrong codes. Try again in ${entry.seconds} seconds.`);
+    }
+    if (entry.kind === 'unknown')
+      return entryForm(reply, session, 400, 'That code is not valid, or it expired. Check it, or start again at your command line.');
+    const next = approvePath(entry.authorization.userCode);
+    if (session.userId) return reply.redirect(next, 303);
+    return reply.redirect(`/login?return_to=${encodeURIComponent(next)}`, 303);
+  });
+
+  scope.get('/device/approve', async (req, reply) => {
+    const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
+    const session = await kit.sessionOf(req);
+    if (!session?.userId) return reply.redirect(`/login?return_to=${encodeURIComponent(approvePath(code ?? ''))}`, 303);
+    const pending = code === undefined ? undefined : await services.device.pending(code);
+    if (!pending)
+      return send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
+    const user = await services.signIn.signedInUser(session);
+    if (!user) return reply.redirect('/login', 303);
+    if (emailKey(user.email) !== pending.loginHint) return wrongAccount(reply, session, user.email);
+    return send(
+      reply,
+      200,
+      'Approve this device?',
+      html`
+<p>A command line or notebook asks to act as <strong>${user.email}</strong>, with your roles, until its token expires.</p>
+<p class="usercode">Code <strong>${displayUserCode(pending.userCode)}</strong></p>
+<form method="post" action="/device/approve">${csrfField(session)}<input type="hidden" name="user_code" value="${pending.userCode}">
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny" class="link">Deny</button>
+</form>`,
+    );
+  });
+
+  scope.post('/device/approve', async (req, reply) => {
+    const session = await kit.formSession(req, reply);
+    if (!session) return reply;
+    const form = req.body as Form;
+    const user = await services.signIn.signedInUser(session);
+    const code = canonicalUserCode(form.user_code ?? '');
+    if (!user || code === undefined) return reply.redirect('/login', 303);
+    const approve = form.decision === 'approve';
+    const result = await services.device.decide(code, user, approve);
+    if (result === 'wrong_account') return wrongAccount(reply, session, user.email);
+    if (result === 'gone')
+      return send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
+    return send(
+      reply,
+      200,
+      approve ? 'Device approved' : 'Device denied',
+      approve
+        ? html`<p>You can return to your command line or notebook.</p>`
+        : html`<p>The command line or notebook gets no access. You can close this page.</p>`,
+    );
+  });
+}
