@@ -14,7 +14,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { limitsRule } from './limits.js';
+import { checkLimits } from './limits.js';
 import { storableTextRule } from './storable-text.js';
 
 type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
@@ -57,8 +57,10 @@ export class GraphQLExecutor {
       document = parse(query, { maxTokens: MAX_TOKENS });
       // The limits run alone first: graphql-js's rules do work that grows with the square of a
       // selection's size, so a document they would choke on must be refused before they see it.
-      const tooBig = validate(this.schema, document, [limitsRule]);
-      if (tooBig.length > 0) return { errors: tooBig };
+      // Called directly, not through validate(): that walks every node with type information
+      // even when the rule has already answered.
+      const tooBig = checkLimits(document);
+      if (tooBig.length > 0) return { errors: tooBig.map((message) => new GraphQLError(message)) };
     } catch (err) {
       if (err instanceof GraphQLError) return { errors: [err] };
       // Parsing and measuring recurse once per nesting level; a document nested some thousand

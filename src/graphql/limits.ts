@@ -8,7 +8,7 @@
 // 23 small sums instead of 2^22 walks. Because this runs before graphql-js's rules, it stands on
 // its own against documents they would refuse: a fragment cycle counts nothing past the cycle,
 // an unknown fragment counts nothing.
-import { GraphQLError, Kind, type ASTVisitor, type DocumentNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 
 /** Nesting of fields, counting a leaf field as 1 (`{ tenants { results { id } } }` is 3). */
 export const MAX_DEPTH = 12;
@@ -184,14 +184,4 @@ function countAliases(set: SelectionSetNode): number {
     }
   }
   return n;
-}
-
-/** The limits as a validation rule. It needs nothing from the schema, so it runs alone, first. */
-export function limitsRule(context: ValidationContext): ASTVisitor {
-  return {
-    Document(node) {
-      for (const message of checkLimits(node)) context.reportError(new GraphQLError(message));
-      return false; // measured; nothing below needs visiting
-    },
-  };
 }
