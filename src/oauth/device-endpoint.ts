@@ -5,23 +5,14 @@ import type { FastifyInstance } from 'fastify';
 import { displayUserCode } from '../device/model.js';
 import type { DeviceService } from '../device/service.js';
 import { OAuthError, invalidRequest } from './errors.js';
-import { PARSED_BODY, parseForm, parseJson, tokenParams } from './params.js';
+import { addOAuthBodyParsers, tokenParams } from './params.js';
 
 export const DEVICE_AUTHORIZATION_PATH = '/auth/api/v2/auth/device/code';
 export const VERIFICATION_PATH = '/device';
 
 export async function registerDeviceEndpoint(app: FastifyInstance, opts: { device: DeviceService; baseUrl: string }): Promise<void> {
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-      done(null, { [PARSED_BODY]: parseForm(body as string) });
-    });
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-      try {
-        done(null, { [PARSED_BODY]: parseJson(body as string) });
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    addOAuthBodyParsers(scope);
     scope.setErrorHandler((err, _request, reply) => {
       reply.header('cache-control', 'no-store');
       const oauth = err instanceof OAuthError ? err : new OAuthError('invalid_request', 'malformed request body');

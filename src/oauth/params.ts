@@ -1,5 +1,6 @@
 // Token-request parameters from a form or JSON body. Every value must be a single string, and a
 // parameter sent twice is invalid_request (RFC 6749 section 3.2), in either body format.
+import type { FastifyInstance } from 'fastify';
 import { invalidRequest, OAuthError } from './errors.js';
 import { topLevelKeys } from './json-keys.js';
 
@@ -67,4 +68,19 @@ export function tokenParams(body: unknown): TokenParams {
     throw invalidRequest('parameters must not contain NUL characters');
   }
   return parsed.params;
+}
+
+/** The body parsers of the OAuth endpoints (token, device authorization), on their own Fastify
+ *  scope: form and JSON bodies, kept with enough of the raw text to refuse repeated parameters. */
+export function addOAuthBodyParsers(scope: FastifyInstance): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, { [PARSED_BODY]: parseForm(body as string) });
+  });
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, { [PARSED_BODY]: parseJson(body as string) });
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
 }

@@ -13,7 +13,7 @@ import { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
 import type { DeviceService } from '../device/service.js';
-import { PARSED_BODY, parseForm, parseJson, tokenParams } from './params.js';
+import { addOAuthBodyParsers, tokenParams } from './params.js';
 
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
 export const GRANT_TYPES = ['client_credentials', DEVICE_CODE_GRANT] as const;
@@ -33,16 +33,7 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
   const throttle = new FailureThrottle(opts.clock);
   await app.register(async (scope) => {
     // both body formats keep enough of the raw text to refuse repeated parameters
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-      done(null, { [PARSED_BODY]: parseForm(body as string) });
-    });
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-      try {
-        done(null, { [PARSED_BODY]: parseJson(body as string) });
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    addOAuthBodyParsers(scope);
     scope.setErrorHandler((err, request, reply) => sendOAuthError(err, request, reply, opts.metrics));
     scope.post(TOKEN_PATH, async (request, reply) => {
       reply.headers(NO_STORE);

@@ -6,7 +6,7 @@
 // Nothing says whether an address has an account: an unknown address goes on to the password
 // step and fails there with the same words, after the same password-hashing work.
 import { addressPrefix } from '../oauth/address-prefix.js';
-import type { AuditEvent } from '../audit/model.js';
+import { type AuditEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
@@ -219,6 +219,7 @@ export class SignInService {
   }
 }
 
+/** A change a person makes to their own account. */
 function userEvent(user: { id: string; tenantId: string }, occurredAt: Date, action: string): AuditEvent {
-  return { occurredAt, tenantId: user.tenantId, actor: { kind: 'user' as const, id: user.id }, action, target: { kind: 'user', id: user.id } };
+  return principalEvent({ kind: 'user', id: user.id }, occurredAt, user.tenantId, action, { kind: 'user', id: user.id });
 }
