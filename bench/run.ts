@@ -62,7 +62,7 @@ const config = loadConfig({
   GATEHOUSE_CLIENT_CREATE_LIMIT: '1000',
   LOG_LEVEL: 'silent',
 });
-const service = await createService({ config, db, logger: createLogger('silent'), migrate: false, expiryIntervalMs: null });
+const service = await createService({ config, db, logger: createLogger('silent'), migrate: false, expiryIntervalMs: null, purgeIntervalMs: null });
 const count = Number((await sql<{ n: string }>`select count(*)::text as n from tenants`.execute(db.kysely)).rows[0]!.n);
 let shape = { partners: Math.max(2, Math.floor(tenants / 1000)), firstChild: 0, last: tenants + 1 };
 if (count < tenants) {

@@ -43,6 +43,7 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       ClientSecret: '../../credentials/model.js#ClientSecretInfo',
       User: '../../users/model.js#User',
       UserWithSetupLink: '../../users/service.js#UserWithSetupLink',
+      Identity: '../../users/service.js#Identity',
     },
   },
   {

@@ -15,8 +15,13 @@ import { createServices, type Services } from './services.js';
 import type { Db } from './store/db.js';
 import { createStore, type Store } from './store/index.js';
 import { migrateToLatest } from './store/migrate.js';
+import { purgeExpired } from './maintenance/purge.js';
+import { resealTotpSecrets } from './signin/reseal.js';
 import { disableExpiredTenants, scheduleExpiry } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
+
+/** how often expired sessions, device codes and failure counts are deleted */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface Service {
   /** the public listener's app */
@@ -42,6 +47,8 @@ export async function createService(opts: {
   flushIntervalMs?: number | null;
   /** null: no background expiry job (tests run it by hand) */
   expiryIntervalMs?: number | null;
+  /** null: no background purge of expired sessions, device codes and failure counts (tests run it by hand) */
+  purgeIntervalMs?: number | null;
 }): Promise<Service> {
   const { config, db, logger } = opts;
   const clock = opts.clock ?? systemClock;
@@ -50,6 +57,8 @@ export async function createService(opts: {
   const bootstrapped = await bootstrap(store, config, clock);
   const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
   const keys = await KeyRing.open(store, box, clock);
+  const resealed = await resealTotpSecrets(store, box);
+  if (resealed > 0) logger.info({ resealed }, 're-sealed TOTP secrets under the first encryption key');
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
   const services = createServices({ config, store, clock, keys, box, lastUsed });
   const metrics = createMetrics();
@@ -71,6 +80,19 @@ export async function createService(opts: {
           (err) => logger.error({ err }, 'tenant expiry job failed'),
         );
 
+  const purgeMs = opts.purgeIntervalMs === undefined ? PURGE_INTERVAL_MS : opts.purgeIntervalMs;
+  const stopPurge =
+    purgeMs === null
+      ? () => Promise.resolve()
+      : scheduleExpiry(
+          async () => {
+            const purged = await purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds });
+            if (purged.sessions + purged.deviceAuthorizations + purged.failureCounts > 0) logger.debug({ purged }, 'purged expired rows');
+          },
+          purgeMs,
+          (err) => logger.error({ err }, 'purge of expired rows failed'),
+        );
+
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -84,6 +106,7 @@ export async function createService(opts: {
         await app.close();
         await metricsApp?.close();
         await stopExpiry();
+        await stopPurge();
         await lastUsed.stop();
         await db.close();
       })()),

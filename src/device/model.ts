@@ -29,6 +29,8 @@ export interface DeviceAuthorization {
   lastPolledAt: Date | null;
   createdAt: Date;
   expiresAt: Date;
+  /** the address the CLI started from (shown on the approval page); null for older codes */
+  requestedFrom: string | null;
 }
 
 export function newUserCode(): string {

@@ -4,7 +4,7 @@
 import type { PrincipalStore } from '../access/store.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
 import type { SignInStore } from '../signin/store.js';
-import { failureKey, waitSeconds } from '../signin/throttle.js';
+import { countsSince, failureKey, waitSeconds } from '../signin/throttle.js';
 import type { Clock } from '../clock.js';
 import { DuplicateKeyError } from '../errors.js';
 import type { Transactional } from '../transaction.js';
@@ -31,6 +31,7 @@ export interface DeviceStores {
 export type Entry = { kind: 'ok'; authorization: DeviceAuthorization } | { kind: 'unknown' } | { kind: 'wait'; seconds: number };
 
 export interface DeviceStart {
+  kind: 'started';
   deviceCode: string;
   userCode: string;
   expiresIn: number;
@@ -60,7 +61,17 @@ export class DeviceService {
     return clientId !== undefined && (PUBLIC_CLIENTS as readonly string[]).includes(clientId);
   }
 
-  async start(clientId: string, loginHint: string): Promise<DeviceStart> {
+  /**
+   * A new device login for the account named. Each start from an address counts (30 free, then
+   * growing delays, forgotten after a quiet hour): the endpoint needs no credentials and writes a row.
+   */
+  async start(clientId: string, loginHint: string, address: string): Promise<DeviceStart | { kind: 'wait'; seconds: number }> {
+    const key = failureKey('deviceStart', addressPrefix(address));
+    const now0 = this.clock.now();
+    const f = await this.store.signIn.findFailures(key);
+    const wait = f ? waitSeconds('deviceStart', f.failures, f.lastFailureAt, now0) : 0;
+    if (wait > 0) return { kind: 'wait', seconds: wait };
+    await this.store.signIn.recordFailure(key, now0, countsSince(now0));
     const hint = emailKey(loginHint);
     for (let attempt = 0; ; attempt++) {
       const deviceCode = newDeviceCode();
@@ -78,8 +89,9 @@ export class DeviceService {
           lastPolledAt: null,
           createdAt: now,
           expiresAt: new Date(now.getTime() + DEVICE_CODE_SECONDS * 1000),
+          requestedFrom: address,
         });
-        return { deviceCode, userCode, expiresIn: DEVICE_CODE_SECONDS, interval: POLL_INTERVAL_SECONDS };
+        return { kind: 'started', deviceCode, userCode, expiresIn: DEVICE_CODE_SECONDS, interval: POLL_INTERVAL_SECONDS };
       } catch (err) {
         // 20^8 codes: a collision is rare, two in a row rarer still
         if (!(err instanceof DuplicateKeyError) || attempt >= 3) throw err;
@@ -125,7 +137,7 @@ export class DeviceService {
     const code = canonicalUserCode(raw);
     const found = code === undefined ? undefined : await this.pending(code);
     if (!found) {
-      await this.store.signIn.recordFailure(key, now);
+      await this.store.signIn.recordFailure(key, now, countsSince(now));
       return { kind: 'unknown' };
     }
     return { kind: 'ok', authorization: found };

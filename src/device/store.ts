@@ -13,4 +13,6 @@ export interface DeviceStore {
   /** approved -> issued, once; whether this call did it. */
   markIssued(hash: Buffer): Promise<boolean>;
   setStatus(hash: Buffer, status: DeviceStatus): Promise<void>;
+  /** Deletes authorizations that expired before `before`; how many. */
+  deleteExpiredDeviceAuthorizations(before: Date): Promise<number>;
 }

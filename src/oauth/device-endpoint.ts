@@ -16,7 +16,7 @@ export async function registerDeviceEndpoint(app: FastifyInstance, opts: { devic
     scope.setErrorHandler((err, _request, reply) => {
       reply.header('cache-control', 'no-store');
       const oauth = err instanceof OAuthError ? err : new OAuthError('invalid_request', 'malformed request body');
-      return reply.code(oauth.status).send({ error: oauth.error, error_description: oauth.description });
+      return reply.code(oauth.status).headers(oauth.headers).send({ error: oauth.error, error_description: oauth.description });
     });
     scope.post(DEVICE_AUTHORIZATION_PATH, async (request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -27,7 +27,12 @@ export async function registerDeviceEndpoint(app: FastifyInstance, opts: { devic
       const hint = params.login_hint?.trim();
       if (!hint) throw invalidRequest('login_hint is required: the e-mail address of the account to sign in as');
       if (hint.length > 254) throw invalidRequest('login_hint is at most 254 characters');
-      const started = await opts.device.start(params.client_id!, hint);
+      const started = await opts.device.start(params.client_id!, hint, request.ip);
+      if (started.kind === 'wait') {
+        throw new OAuthError('slow_down', `too many device logins from this address; try again in ${started.seconds} seconds`, 429, {
+          'retry-after': String(started.seconds),
+        });
+      }
       const base = opts.baseUrl.replace(/\/+$/, '');
       const shown = displayUserCode(started.userCode);
       return {

@@ -10,8 +10,9 @@ export type SignInStep =
   /** `userId` is empty for an address without an account (the password step fails as for a wrong password) */
   | { step: 'password'; userId: string; email: string }
   | { step: 'totp'; userId: string }
-  /** `pendingSecret`: the authenticator being enrolled, sealed, until a first code confirms it */
-  | { step: 'enrol'; userId: string; pendingSecret?: string }
+  /** `pendingSecret`: the authenticator being enrolled, sealed, until a first code confirms it;
+   *  `since`: when the step began (ISO): a reset of the account after it voids the step */
+  | { step: 'enrol'; userId: string; since: string; pendingSecret?: string }
   /** a set-up link was opened: the first password is asked (the hex digest of the link's token) */
   | { step: 'setup'; userId: string; setupTokenHash: string };
 
@@ -19,6 +20,9 @@ export interface SessionState {
   signIn?: SignInStep;
   /** where to go once signed in (a path of this service) */
   returnTo?: string;
+  /** a message for the next console page, shown once (what a redirect after a change reports;
+   *  never a secret) */
+  notice?: string;
 }
 
 export interface Session {
@@ -53,15 +57,18 @@ export function hashSessionSecret(secret: string): Buffer {
 
 /** Whether a form's CSRF token is the session's (constant time). */
 export function csrfMatches(session: Pick<Session, 'csrfToken'>, presented: unknown): boolean {
-  if (typeof presented !== 'string' || presented.length !== session.csrfToken.length) return false;
-  return timingSafeEqual(Buffer.from(presented), Buffer.from(session.csrfToken));
+  if (typeof presented !== 'string') return false;
+  // compared as bytes: a string of the same length in characters may differ in bytes
+  const given = Buffer.from(presented, 'utf8');
+  const expected = Buffer.from(session.csrfToken, 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** A path of this service to return to after sign-in, or undefined (no open redirects). */
 export function safeReturnPath(raw: unknown): string | undefined {
   if (typeof raw !== 'string' || raw.length > 512) return undefined;
-  // one leading slash, no scheme-relative `//` or `/\`, no control characters
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused
-  if (!/^\/(?![/\\])[^\u0000-\u001f\u007f]*$/.test(raw)) return undefined;
+  // one leading slash, no scheme-relative `//` or `/\`; printable ASCII only (it goes into a
+  // Location header; the paths of this service are ASCII, their query encoded)
+  if (!/^\/(?![/\\])[\x21-\x7e]*$/.test(raw)) return undefined;
   return raw;
 }

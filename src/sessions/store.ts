@@ -20,5 +20,6 @@ export interface SessionStore {
   deleteUserSessions(userId: string): Promise<void>;
   recordSignIn(userId: string, at: Date): Promise<void>;
   /** removes sessions past their absolute end; returns how many */
-  deleteExpiredSessions(now: Date): Promise<number>;
+  /** Deletes sessions past their absolute end (`now`) or idle since before `idleSince`; how many. */
+  deleteExpiredSessions(now: Date, idleSince: Date): Promise<number>;
 }

@@ -6,6 +6,8 @@
 // Nothing says whether an address has an account: an unknown address goes on to the password
 // step and fails there with the same words, after the same password-hashing work.
 import { addressPrefix } from '../oauth/address-prefix.js';
+import type { Principal } from '../access/principal.js';
+import type { PrincipalStore } from '../access/store.js';
 import { type AuditEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
@@ -20,11 +22,13 @@ import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../us
 import { hashSetupToken, SETUP_TOKEN_PATTERN } from '../users/setup-link.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
 import type { SignInRecord, SignInStore } from './store.js';
-import { failureKey, waitSeconds, type FailureKind } from './throttle.js';
+import { TOTP_CONTEXT } from './reseal.js';
+import { countsSince, failureKey, type FailureKind, waitSeconds } from './throttle.js';
 
 export interface SignInStores {
   signIn: SignInStore;
   audit: AuditStore;
+  principals: Pick<PrincipalStore, 'findUserPrincipal'>;
 }
 
 export type Outcome =
@@ -41,7 +45,6 @@ export type Outcome =
 
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
-const TOTP_CONTEXT = 'user.totp';
 const ENROL_CONTEXT = 'session.totp-enrolment';
 
 export class SignInService {
@@ -69,17 +72,22 @@ export class SignInService {
     const step = session.state.signIn;
     if (step?.step !== 'password') return { kind: 'restart' };
     const user = step.userId ? await this.store.signIn.findSignInRecordById(step.userId) : undefined;
-    const waiting = await this.waiting(user, address);
+    // throttled by the address typed, whether or not an account has it
+    const account = emailKey(step.email);
+    const waiting = await this.waiting(account, address);
     if (waiting) return waiting;
     // the same argon2 work whether or not the account exists
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
     if (!(ok && user?.active)) {
-      await this.fail(user, address);
+      await this.fail(account, address);
       return { kind: 'failed', message: WRONG_PASSWORD };
     }
-    const next = user.totpSecretSealed === null ? 'enrol' : 'totp';
-    await this.sessions.setState(session, { ...session.state, signIn: { step: next, userId: user.id } });
-    return { kind: 'next', step: next };
+    const signIn =
+      user.totpSecretSealed === null
+        ? { step: 'enrol' as const, userId: user.id, since: this.clock.now().toISOString() }
+        : { step: 'totp' as const, userId: user.id };
+    await this.sessions.setState(session, { ...session.state, signIn });
+    return { kind: 'next', step: signIn.step };
   }
 
   /** Step 3: a code from the authenticator app, or one of the recovery codes. */
@@ -88,7 +96,7 @@ export class SignInService {
     if (step?.step !== 'totp') return { kind: 'restart' };
     const user = await this.store.signIn.findSignInRecordById(step.userId);
     if (!user?.active || !user.totpSecretSealed) return { kind: 'restart' };
-    const waiting = await this.waiting(user, address);
+    const waiting = await this.waiting(emailKey(user.email), address);
     if (waiting) return waiting;
     const now = this.clock.now();
     let passed = false;
@@ -101,10 +109,10 @@ export class SignInService {
       passed = accepted !== undefined && (await this.store.signIn.advanceTotpStep(user.id, accepted));
     }
     if (!passed) {
-      await this.fail(user, address);
+      await this.fail(emailKey(user.email), address);
       return { kind: 'failed', message: WRONG_CODE };
     }
-    return this.finish(session, user);
+    return this.finish(session, user, address);
   }
 
   /** The authenticator to enrol: made once per sign-in and kept, sealed, in the session until confirmed. */
@@ -127,21 +135,26 @@ export class SignInService {
     if (step?.step !== 'enrol' || !step.pendingSecret) return { kind: 'restart' };
     const user = await this.store.signIn.findSignInRecordById(step.userId);
     if (!user?.active) return { kind: 'restart' };
-    const waiting = await this.waiting(user, address);
+    const waiting = await this.waiting(emailKey(user.email), address);
     if (waiting) return waiting;
     const base32 = this.box.open(step.pendingSecret, ENROL_CONTEXT);
     const now = this.clock.now();
     const accepted = acceptTotp(base32, code, now, null);
     if (accepted === undefined) {
-      await this.fail(user, address);
+      await this.fail(emailKey(user.email), address);
       return { kind: 'failed', message: WRONG_CODE };
     }
     const recoveryCodes = newRecoveryCodes();
-    await this.store.transaction(async (tx) => {
-      await tx.signIn.enrolTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, recoveryCodes.map(hashRecoveryCode), now);
+    const enrolled = await this.store.transaction(async (tx) => {
+      const since = new Date(step.since);
+      if (!(await tx.signIn.enrolTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, recoveryCodes.map(hashRecoveryCode), now, since)))
+        return false;
       await tx.audit.insertEvent(userEvent(user, now, 'user.totp_enrolled'));
+      return true;
     });
-    const finished = await this.finish(session, user);
+    // another session enrolled first, or the account was reset since this step began
+    if (!enrolled) return { kind: 'restart' };
+    const finished = await this.finish(session, user, address);
     return finished.kind === 'signedIn' ? { ...finished, recoveryCodes } : finished;
   }
 
@@ -175,7 +188,7 @@ export class SignInService {
       return true;
     });
     if (!redeemed) return { kind: 'restart' };
-    await this.sessions.setState(session, { ...session.state, signIn: { step: 'enrol', userId: found.id } });
+    await this.sessions.setState(session, { ...session.state, signIn: { step: 'enrol', userId: found.id, since: now.toISOString() } });
     return { kind: 'next', step: 'enrol' };
   }
 
@@ -186,29 +199,45 @@ export class SignInService {
     return user?.active ? { id: user.id, email: user.email } : undefined;
   }
 
-  private async finish(session: Session, user: SignInRecord): Promise<Outcome> {
-    await this.store.signIn.clearFailures(failureKey('account', user.id));
+  /** The signed-in user as the principal its pages act as: its roles as held now, the same
+   *  principal a token of this user would load (access/authenticate.ts). */
+  signedInPrincipal(session: Session): Promise<Principal | undefined> {
+    if (!session.userId) return Promise.resolve(undefined);
+    return this.store.principals.findUserPrincipal(session.userId);
+  }
+
+  private async finish(session: Session, user: SignInRecord, address: string): Promise<Outcome> {
+    const account = emailKey(user.email);
+    await this.store.signIn.clearFailures(failureKey('account', `${account}|${addressPrefix(address)}`));
+    await this.store.signIn.clearFailures(failureKey('accountAll', account));
     const returnTo = session.state.returnTo ?? '/console';
     const issued = await this.sessions.signIn(session, user.id, returnTo);
     return { kind: 'signedIn', issued, returnTo };
   }
 
-  private async waiting(user: SignInRecord | undefined, address: string): Promise<Outcome | undefined> {
+  /** The failure counts of this account (the address typed) and this address. */
+  private failureKeys(account: string, address: string): [FailureKind, string][] {
+    const prefix = addressPrefix(address);
+    return [
+      ['address', failureKey('address', prefix)],
+      ['account', failureKey('account', `${account}|${prefix}`)],
+      ['accountAll', failureKey('accountAll', account)],
+    ];
+  }
+
+  private async waiting(account: string, address: string): Promise<Outcome | undefined> {
     const now = this.clock.now();
-    const keys: [FailureKind, string][] = [['address', addressPrefix(address)]];
-    if (user) keys.push(['account', user.id]);
     let seconds = 0;
-    for (const [kind, value] of keys) {
-      const f = await this.store.signIn.findFailures(failureKey(kind, value));
+    for (const [kind, key] of this.failureKeys(account, address)) {
+      const f = await this.store.signIn.findFailures(key);
       if (f) seconds = Math.max(seconds, waitSeconds(kind, f.failures, f.lastFailureAt, now));
     }
     return seconds > 0 ? { kind: 'wait', seconds } : undefined;
   }
 
-  private async fail(user: SignInRecord | undefined, address: string): Promise<void> {
+  private async fail(account: string, address: string): Promise<void> {
     const now = this.clock.now();
-    await this.store.signIn.recordFailure(failureKey('address', addressPrefix(address)), now);
-    if (user) await this.store.signIn.recordFailure(failureKey('account', user.id), now);
+    for (const [, key] of this.failureKeys(account, address)) await this.store.signIn.recordFailure(key, now, countsSince(now));
   }
 
   /** argon2 work for an address without an account, so that timing does not tell. */

@@ -30,10 +30,22 @@ export interface SignInStore {
   /** Sets the password and ends the set-up link, in one statement that holds only while the link
    *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
   redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
-  /** Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes (digests), replacing old ones. */
-  enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date): Promise<void>;
+  /**
+   * Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes
+   * (digests), only if the account has a password, no authenticator yet, and was not reset since
+   * `since` (when the enrolment step began); false, and nothing written, otherwise.
+   */
+  enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date, since: Date): Promise<boolean>;
   /** Failures recorded under a key, and when the last was. */
   findFailures(key: string): Promise<{ failures: number; lastFailureAt: Date } | undefined>;
-  recordFailure(key: string, at: Date): Promise<void>;
+  /** One more failure under the key; a count whose last failure is before `countsSince` starts again at 1. */
+  recordFailure(key: string, at: Date, countsSince: Date): Promise<void>;
   clearFailures(key: string): Promise<void>;
+  /** The enrolled TOTP secrets not sealed in the current format under key `keyId` (for
+   *  re-sealing after a key rotation), sealed as stored. */
+  listSealedTotpSecrets(notUnderKeyId: string): Promise<{ userId: string; sealed: string }[]>;
+  /** Replaces a sealed TOTP secret if it is still `previous` (another process may have re-sealed it); whether it did. */
+  replaceSealedTotpSecret(userId: string, previous: string, sealed: string): Promise<boolean>;
+  /** Deletes counts whose last failure is before `before` (they no longer count); how many. */
+  deleteStaleFailures(before: Date): Promise<number>;
 }

@@ -17,6 +17,7 @@ function toAuthorization(r: Selectable<DeviceAuthorizationsTable>): DeviceAuthor
     lastPolledAt: r.last_polled_at,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
+    requestedFrom: r.requested_from,
   };
 }
 
@@ -36,6 +37,7 @@ export function deviceStore(db: Kysely<Database>): DeviceStore {
           last_polled_at: a.lastPolledAt,
           created_at: a.createdAt,
           expires_at: a.expiresAt,
+          requested_from: a.requestedFrom,
         })
         .execute()
         .catch(rethrowUnique);
@@ -76,6 +78,11 @@ export function deviceStore(db: Kysely<Database>): DeviceStore {
     },
     async setStatus(hash, status) {
       await db.updateTable('device_authorizations').set({ status }).where('device_code_hash', '=', hash).execute();
+    },
+
+    async deleteExpiredDeviceAuthorizations(before) {
+      const r = await db.deleteFrom('device_authorizations').where('expires_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
   };
 }

@@ -228,6 +228,8 @@ export interface DeviceAuthorizationsTable {
   last_polled_at: NullableTimestamp;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** the address the device login was started from; null before 20261124T1200 */
+  requested_from: string | null;
 }
 
 export interface Database {

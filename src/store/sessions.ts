@@ -90,8 +90,11 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
       await db.updateTable('users').set({ last_sign_in_at: at }).where('id', '=', userId).execute();
     },
 
-    async deleteExpiredSessions(now) {
-      const r = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
+    async deleteExpiredSessions(now, idleSince) {
+      const r = await db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<=', idleSince)]))
+        .executeTakeFirst();
       return Number(r.numDeletedRows);
     },
   };

@@ -87,17 +87,24 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
-    async enrolTotp(userId, sealedSecret, step, codeHashes, at) {
-      await db
+    async enrolTotp(userId, sealedSecret, step, codeHashes, at, since) {
+      // one conditional statement: of two sessions racing to enrol, one wins; a session parked at
+      // this step before a reset (or before another enrolment) writes nothing
+      const updated = await db
         .updateTable('users')
         .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at })
         .where('id', '=', userId)
-        .execute();
+        .where('totp_secret_sealed', 'is', null)
+        .where('password_hash', 'is not', null)
+        .where((eb) => eb.or([eb('tokens_valid_after', 'is', null), eb('tokens_valid_after', '<=', since)]))
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
       await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
       await db
         .insertInto('user_recovery_codes')
         .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
         .execute();
+      return true;
     },
 
     async findFailures(key) {
@@ -105,16 +112,47 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r && { failures: r.failures, lastFailureAt: r.last_failure_at };
     },
 
-    async recordFailure(key, at) {
+    async recordFailure(key, at, countsSince) {
       await db
         .insertInto('sign_in_failures')
         .values({ key, failures: 1, last_failure_at: at })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ failures: sql`sign_in_failures.failures + 1`, last_failure_at: at }))
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet({
+            failures: sql`case when sign_in_failures.last_failure_at < ${countsSince} then 1 else sign_in_failures.failures + 1 end`,
+            last_failure_at: at,
+          }),
+        )
         .execute();
     },
 
     async clearFailures(key) {
       await db.deleteFrom('sign_in_failures').where('key', '=', key).execute();
+    },
+
+    async listSealedTotpSecrets(notUnderKeyId) {
+      // the database leaves out what is already sealed under the key: a start after no rotation reads nothing
+      const rows = await db
+        .selectFrom('users')
+        .select(['id', 'totp_secret_sealed'])
+        .where('totp_secret_sealed', 'is not', null)
+        .where('totp_secret_sealed', 'not like', `v2.${notUnderKeyId}.%`)
+        .execute();
+      return rows.map((r) => ({ userId: r.id, sealed: r.totp_secret_sealed! }));
+    },
+
+    async replaceSealedTotpSecret(userId, previous, sealed) {
+      const r = await db
+        .updateTable('users')
+        .set({ totp_secret_sealed: sealed })
+        .where('id', '=', userId)
+        .where('totp_secret_sealed', '=', previous)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+
+    async deleteStaleFailures(before) {
+      const r = await db.deleteFrom('sign_in_failures').where('last_failure_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
   };
 }

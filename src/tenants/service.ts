@@ -2,16 +2,17 @@
 // Authorization first: a tenant the caller cannot see is NOT_FOUND (whether or not it exists);
 // one it can see but may not change is FORBIDDEN. Every change commits with its audit event.
 import { randomUUID } from 'node:crypto';
-import { assertCan, reaches } from '../access/policy.js';
+import { assertCan, reaches, rolesIn } from '../access/policy.js';
 import type { Caller, Principal, TenantScope } from '../access/principal.js';
-import { ROOT_TENANT_ID } from '../access/roles.js';
+import { ROOT_TENANT_ID, roleName, type RoleName } from '../access/roles.js';
+import { SCOPE_NAMES } from '../access/scope.js';
 import { visibilityFor } from '../access/visibility.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import { checkLabel } from '../labels/model.js';
 import type { Transactional } from '../transaction.js';
-import { checkFreeText, checkLine, TEXT_LIMITS } from '../text.js';
+import { checkFreeText, checkLine, searchKey, TEXT_LIMITS } from '../text.js';
 import {
   applyEnvironmentChanges,
   checkDomain,
@@ -26,7 +27,10 @@ import {
   orderValue,
   type Tenant,
   type TenantPage,
+  type TenantSearch,
   type Visibility,
+  MAX_MAX_RESULTS,
+  TENANT_ID_PATTERN,
 } from './model.js';
 import { parseTenantsQuery, type TenantsQueryInput } from './search.js';
 import type { AuditStore } from '../audit/store.js';
@@ -77,6 +81,12 @@ function atMost(list: readonly unknown[] | null | undefined, max: number, field:
   if ((list?.length ?? 0) > max) throw badInput(`${field}: at most ${max} entries${hint}`, { field });
 }
 
+/** A tenant and the roles in force there for one principal (held there or above). */
+export interface TenantWithRoles {
+  tenant: Tenant;
+  roles: RoleName[];
+}
+
 export function scopeOf(t: Tenant): TenantScope {
   return { id: t.id, path: t.path, supportEnabled: t.supportEnabled, supportExpiresAt: t.supportExpiresAt };
 }
@@ -105,6 +115,38 @@ export class TenantService {
       throw forbidden(`Your roles do not reach tenant ${tenantId}`);
     }
     return scope;
+  }
+
+  /**
+   * The tenants where the principal holds a live role, and those below them (a role applies to
+   * its tenant's descendants), each with the roles in force there: what a signed-in person may
+   * choose to act in. Unlike visibility, the home tenant counts only through a role. Ordered by
+   * name; `name` keeps the names that contain it (`%` a wildcard) and the tenant of that id.
+   */
+  async withRoles(
+    principal: Principal,
+    opts: { name?: string | undefined; page: number; perPage: number },
+  ): Promise<{ results: TenantWithRoles[]; totalCount: number }> {
+    const now = this.clock.now();
+    const { page, perPage } = opts;
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_MAX_RESULTS) throw badInput(`perPage must be from 1 to ${MAX_MAX_RESULTS}`);
+    if (!Number.isInteger(page) || page < 1 || (page - 1) * perPage > 1_000_000) throw badInput('page must be a number from 1', { field: 'page' });
+    const search: TenantSearch = { orderBy: 'Name', orderDir: 'asc' };
+    const name = opts.name?.trim();
+    if (name) {
+      search.name = { ...searchKey(name.includes('%') ? name : `%${name}%`, 'name'), id: TENANT_ID_PATTERN.test(name) ? name : null };
+    }
+    const seen = await this.visibility(principal);
+    const visibility: Visibility = seen.kind === 'all' ? seen : { ...seen, homeId: null };
+    const [tenants, totalCount] = await Promise.all([
+      this.store.tenants.search(search, visibility, { offset: (page - 1) * perPage, limit: perPage }, now),
+      this.store.tenants.count(search, visibility, now),
+    ]);
+    const results = tenants.map((tenant) => {
+      const held = new Set([...rolesIn(principal, scopeOf(tenant), now)].map(roleName));
+      return { tenant, roles: SCOPE_NAMES.filter((n) => held.has(n)) };
+    });
+    return { results, totalCount };
   }
 
   /** The tenant if the caller can see it; NOT_FOUND otherwise, the same for tenants that do not exist. */

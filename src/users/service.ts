@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
-import { ancestorsOrSelf, type Caller, type TenantScope } from '../access/principal.js';
+import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '../access/principal.js';
 import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, VENDOR_ROLES } from '../access/roles.js';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
@@ -56,6 +56,14 @@ type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cl
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 500;
+
+/** Who a caller is (`me`). */
+export interface Identity {
+  principal: Principal;
+  user: User | undefined;
+  /** the instant the roles in force are judged at */
+  now: Date;
+}
 
 export class UserService {
   constructor(
@@ -142,6 +150,14 @@ export class UserService {
   async listAsOperator(tenantId: string): Promise<User[]> {
     const scope = await this.scopeOf(tenantId);
     return this.store.users.listUsers({ tenantId: scope.id, offset: 0, limit: 10_000 });
+  }
+
+  /** The caller itself, for `me`: its principal (roles as this token holds them) and, for a user,
+   *  the account. Needs no permission: everyone may know who they are. */
+  async identity(caller: Caller): Promise<Identity> {
+    const { principal } = caller;
+    const user = principal.kind === 'user' ? await this.store.users.findUser(principal.id) : undefined;
+    return { principal, user, now: this.clock.now() };
   }
 
   /** A user the caller may read (its home tenant is within the caller's reach), else NOT_FOUND. */

@@ -10,7 +10,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { credentialSchema } from '../../src/graphql/credential/schema.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
-import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
+import { ROOT_CLIENT_ID, startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, WRITTEN_TABLES, type SeededClient } from '../helpers/seed.js';
 import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
@@ -121,6 +121,7 @@ const Q = {
   forceRotate: `mutation($id: ID!) { forceRotateClientSecret(id: $id) { client { id } client_secret } }`,
   deleteClient: `mutation($id: ID!) { deleteClient(id: $id) { id revoked_at } }`,
   users: `query($e: String) { users(email: $e) { id tenant_id } }`,
+  me: '{ me { kind id tenant_id client_id } }',
   user: `query($id: ID!) { user(id: $id) { id email } }`,
   createUser: `mutation($e: String!) { createUser(email: $e) { user { id roles } setup_url } }`,
   assignUserRole: `mutation($u: ID!, $r: ID!) { assignUserRole(user_id: $u, role_id: $r) { id } }`,
@@ -564,6 +565,20 @@ const OPS: Op[] = [
     prepare: async (w, actor) => (actor === 'self' ? { self: await freshClient(w, true) } : {}),
     run: (w, _s, send) => send(Q.clients, { ids: [w.actors['C1.adm'].client!.clientId] }),
     effect: async (w, _s, res) => assert.deepEqual(res.body.data.clients, [{ id: w.actors['C1.adm'].client!.id, tenant_id: w.C1 }]),
+  },
+  {
+    row: 'me',
+    iface: 'credential',
+    field: 'me',
+    mutation: false,
+    prepare: async (w, actor) => ({ actor, ...(actor === 'self' ? { self: await freshClient(w, true) } : {}) }),
+    run: (_w, _s, send) => send(Q.me),
+    effect: async (w, s, res) => {
+      const me = s.self ?? w.actors[s.actor as ActorName].client;
+      // root.adm calls with the bootstrap client of tenant 1
+      if (!me) assert.deepEqual({ ...res.body.data.me, id: undefined }, { kind: 'client', id: undefined, tenant_id: '1', client_id: ROOT_CLIENT_ID });
+      else assert.deepEqual(res.body.data.me, { kind: 'client', id: me.id, tenant_id: me.tenantId, client_id: me.clientId });
+    },
   },
   {
     row: 'createClient',

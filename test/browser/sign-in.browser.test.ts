@@ -7,33 +7,17 @@
 // CI (.ci/run) installs chromium and sets CI_REQUIRE_BROWSER=1, so there this test cannot be
 // skipped; elsewhere it is skipped, saying why, when /usr/bin/chromium is missing.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { root } from '../helpers/cli.js';
+import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { engines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
-const PASSWORD = 'a long and unusual passphrase';
-const ARTIFACTS = join(root, 'test-artifacts');
-
-const missing = !existsSync(CHROMIUM);
-if (missing && process.env.CI_REQUIRE_BROWSER === '1')
-  throw new Error(`${CHROMIUM} is missing and CI_REQUIRE_BROWSER=1: install the chromium package`);
-const skip = missing ? `${CHROMIUM} is missing (apt-get install chromium)` : false;
+import { confirmDeviceCode } from '../helpers/browser.js';
+import { PASSWORD } from '../helpers/pages.js';
 
 for (const engine of engines()) {
   describe(`sign-in in a browser (${engine})`, { skip }, () => {
@@ -45,7 +29,7 @@ for (const engine of engines()) {
     before(async () => {
       t = await startTestApp({ engine });
       base = await listen(t);
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+      browser = await launchChromium();
       mkdirSync(ARTIFACTS, { recursive: true });
     });
     after(async () => {
@@ -171,17 +155,7 @@ for (const engine of engines()) {
     /** Opens the verification link, confirms the code, and signs in as `email` on the way. */
     async function confirmAndSignIn(link: string, email: string, shownCode: string): Promise<Page> {
       const page = await newPage();
-      const u = new URL(link);
-      await page.goto(base + u.pathname + u.search);
-      assert.equal(await page.locator('.usercode strong').innerText(), shownCode, 'the page shows the code the CLI shows');
-      await page.getByRole('button', { name: 'Yes, it matches' }).click();
-      await page.getByLabel('E-mail address').fill(email);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      t.clock.advance(30_000);
-      await page.getByLabel('Code from your authenticator app').fill(totpCodeAt(key, t.clock.now()));
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await confirmDeviceCode(t, page, base, link, shownCode, email, key);
       return page;
     }
 

@@ -17,6 +17,7 @@ import {
   freePort,
   gatehouse,
   killAll,
+  LINGER_MS,
   lingeredMs,
   occupiedPort,
   oneLine,
@@ -28,7 +29,6 @@ import {
 // failed nothing keeps it alive (LINGER_MS). How long a start takes is measured by
 // `npm run bench:start`, not here: on a loaded machine that time says nothing about the product.
 /** once it has said why it failed, nothing may keep it alive */
-const LINGER_MS = 2_000;
 const PASSWORD = 'S3cret-pw-never-shown';
 
 describe('failed starts (gatehouse executable)', () => {

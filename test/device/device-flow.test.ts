@@ -123,6 +123,24 @@ for (const engine of engines()) {
       assert.equal((await enter(user_code.toLowerCase().replace('-', ' '))).kind, 'ok', 'after the delay; typed in any case, with a space');
     });
 
+    it('starting device logins from one address slows it down after 30 (429, slow_down, Retry-After); other addresses go on', async () => {
+      const from = (remoteAddress: string) =>
+        t.request({
+          method: 'POST',
+          url: DEVICE_PATH,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: form({ client_id: 'gatehouse-cli', login_hint: 'cli@example.com' }),
+          remoteAddress,
+        });
+      for (let i = 0; i < 30; i++) assert.equal((await from('198.51.100.90')).status, 200);
+      const refused = await from('198.51.100.90');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error, 'slow_down');
+      assert.match(refused.body.error_description, /too many device logins from this address; try again in 30 seconds/);
+      assert.equal(refused.headers['retry-after'], '30');
+      assert.equal((await from('198.51.100.91')).status, 200, 'another address is not slowed');
+    });
+
     it('the metadata lists the device endpoint and grant', async () => {
       const m = (await t.request({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).body;
       assert.equal(m.device_authorization_endpoint, `http://gatehouse.test${DEVICE_PATH}`);

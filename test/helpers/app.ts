@@ -79,6 +79,7 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     migrate: false,
     flushIntervalMs: null,
     expiryIntervalMs: null,
+    purgeIntervalMs: null,
   });
 
   const request: TestApp['request'] = async ({ method, url, headers, payload, remoteAddress }) => {

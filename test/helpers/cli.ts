@@ -20,7 +20,9 @@ export const ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778
 // deadlines, so that on a loaded machine a slow step fails its own assertion and the later steps
 // still run.
 export const STOP_MS = 10_000;
-export const FAIL_FAST_MS = 5_000;
+/** A refused start must not hang: from its report on standard error to its exit, at most this
+ *  (how long the whole refusal takes is load-dependent; bench/first-start.ts measures starts). */
+export const LINGER_MS = 2_000;
 export const PATIENCE_MS = 60_000;
 
 /** `npm test` builds dist/ first (pretest); a lone run of a file builds it here. The build script does nothing when dist/ is current. */
@@ -88,7 +90,12 @@ function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 export function gatehouse(args: string[], vars: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: cleanEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawned(process.execPath, [BIN, ...args], vars);
+}
+
+/** Any program (a Python example), run like gatehouse() from the repository with a clean environment. */
+export function spawned(command: string, args: string[], vars: Record<string, string>): Proc {
+  const child = spawn(command, args, { cwd: root, env: cleanEnv(vars), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let done = false;

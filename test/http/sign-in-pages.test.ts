@@ -1,53 +1,13 @@
 // The sign-in pages over HTTP (docs/users.md, "Sign-in"), on both engines: a set-up link through
 // password and authenticator enrolment to the console, later sign-in with a code, sign-out; the
 // cookie's attributes, CSRF on every form, a new session id at sign-in, the headers every page
-// sends. (Real-browser tests come with the console.)
+// sends. (In a real browser: test/browser/.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { totpCodeAt } from '../../src/users/totp.js';
-import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-
-const PASSWORD = 'a long and unusual passphrase';
-
-/** A browser's cookie jar for one cookie name. */
-class Browser {
-  cookie: string | undefined;
-  constructor(
-    private readonly t: TestApp,
-    private readonly name = 'gatehouse_session',
-  ) {}
-  async get(url: string): Promise<Response> {
-    return this.keep(await this.t.request({ method: 'GET', url, headers: this.headers() }));
-  }
-  async post(url: string, form: Record<string, string>): Promise<Response> {
-    const payload = new URLSearchParams(form).toString();
-    return this.keep(
-      await this.t.request({
-        method: 'POST',
-        url,
-        headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload,
-        remoteAddress: '203.0.113.50',
-      }),
-    );
-  }
-  /** the CSRF token of the page's first form */
-  csrf(res: Response): string {
-    const m = /name="_csrf" value="([^"]+)"/.exec(res.text);
-    assert.ok(m, `a form with a CSRF token: ${res.text.slice(0, 300)}`);
-    return m[1]!;
-  }
-  private headers(): Record<string, string> {
-    return this.cookie ? { cookie: `${this.name}=${this.cookie}` } : {};
-  }
-  private keep(res: Response): Response {
-    const set = res.headers['set-cookie'];
-    const line = Array.isArray(set) ? set[0] : set;
-    if (line?.startsWith(`${this.name}=`)) this.cookie = line.slice(this.name.length + 1).split(';')[0] || undefined;
-    return res;
-  }
-}
+import { PageClient as Browser, PASSWORD, signedInUser } from '../helpers/pages.js';
 
 for (const engine of engines()) {
   describe(`sign-in pages (${engine})`, () => {
@@ -77,6 +37,7 @@ for (const engine of engines()) {
       const css = await t.request({ method: 'GET', url: '/ui/gatehouse.css' });
       assert.equal(css.status, 200);
       assert.match(String(css.headers['content-type']), /^text\/css/);
+      assert.equal(css.headers['cache-control'], 'public, max-age=3600', 'a stylesheet is not a page: it may be cached');
     });
 
     it('a set-up link leads through password and authenticator to the console, under a new session id', async () => {
@@ -138,6 +99,30 @@ for (const engine of engines()) {
       assert.equal(res.status, 400);
       assert.match(res.text, /Ask your administrator for a new one/);
       assert.equal(b.cookie, undefined);
+    });
+
+    it('signing out of a session that already ended clears the cookie; /login when signed in goes where the link asks', async () => {
+      const { client } = await signedInUser(t, 'ended@example.com');
+      assert.equal((await client.get('/login?return_to=%2Fdevice')).headers.location, '/device');
+      assert.equal((await client.get('/login')).headers.location, '/console', 'not where an earlier sign-in was going');
+      t.clock.advance((t.config.sessionIdleSeconds + 1) * 1000);
+      const out = await client.post('/logout', {});
+      assert.equal(out.status, 303);
+      assert.equal(out.headers.location, '/login');
+      assert.match(String(out.headers['set-cookie']), /Max-Age=0/);
+    });
+
+    it('a request the pages cannot read is answered with a page, not JSON', async () => {
+      const res = await t.request({
+        method: 'POST',
+        url: '/login',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=${'a'.repeat(20_000)}`,
+      });
+      assert.equal(res.status, 413);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(res.text, /This request could not be read/);
+      assert.equal(res.headers['cache-control'], 'no-store');
     });
 
     it('over https the cookie is __Host- prefixed and Secure', async () => {

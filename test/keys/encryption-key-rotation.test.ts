@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createService, type Service } from '../../src/compose.js';
 import { SealedBox, keyId } from '../../src/crypto/sealed-box.js';
+import { totpCodeAt } from '../../src/users/totp.js';
 import type { Db } from '../../src/store/db.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET } from '../helpers/app.js';
 import { openTestDb } from '../helpers/db.js';
@@ -35,6 +36,7 @@ function start(db: Db, keys: Buffer[]): Promise<Service> {
     migrate: false,
     flushIntervalMs: null,
     expiryIntervalMs: null,
+    purgeIntervalMs: null,
   });
 }
 
@@ -56,6 +58,38 @@ async function token(service: Service): Promise<string> {
   });
   assert.equal(res.statusCode, 200, res.body);
   return JSON.parse(res.body).access_token as string;
+}
+
+const PASSWORD = 'a long and unusual passphrase';
+
+/** A user created, given a password and enrolled through the sign-in service; the TOTP key. */
+async function enrolledUser(service: Service, email: string): Promise<string> {
+  const { sessions, signIn } = service.services;
+  const res = await service.app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { authorization: `Bearer ${await token(service)}`, 'content-type': 'application/json' },
+    payload: { query: 'mutation($e: String!) { createUser(email: $e) { setup_url } }', variables: { e: email } },
+  });
+  const setup = new URL(JSON.parse(res.body).data.createUser.setup_url).searchParams.get('token')!;
+  const { secret } = await sessions.start();
+  const now = async () => (await sessions.find(secret))!;
+  await signIn.openSetup(await now(), setup);
+  await signIn.setPassword(await now(), PASSWORD, PASSWORD);
+  const enrol = (await signIn.enrolment(await now()))!;
+  const done = await signIn.confirmEnrolment(await now(), totpCodeAt(enrol.base32, new Date()), '192.0.2.1');
+  assert.equal(done.kind, 'signedIn');
+  return enrol.base32;
+}
+
+/** A later sign-in with password and a code 30 s on (a fresh time step): the outcome's kind. */
+async function signInWithCode(service: Service, email: string, base32: string): Promise<string> {
+  const { sessions, signIn } = service.services;
+  const { secret } = await sessions.start();
+  const now = async () => (await sessions.find(secret))!;
+  await signIn.email(await now(), email);
+  await signIn.password(await now(), PASSWORD, '192.0.2.1');
+  return (await signIn.secondFactor(await now(), totpCodeAt(base32, new Date(Date.now() + 30_000)), '192.0.2.1')).kind;
 }
 
 /** The status of an authenticated request made with the token. */
@@ -125,6 +159,34 @@ for (const engine of engines()) {
 
         // without the key a value is sealed under, start-up fails, naming the missing key's id
         await assert.rejects(start(db, [OLD]), new RegExp(`sealed under encryption key id ${keyId(NEW)}\\b.*add that key`));
+      } finally {
+        for (const s of running) await stopKeepingDb(s).catch(() => {});
+        await db.close();
+      }
+    });
+
+    it('authenticator (TOTP) secrets are re-sealed under a new first key too, and keep working once the old key is dropped', async () => {
+      const db = await openTestDb(engine);
+      const running: Service[] = [];
+      const sealedTotp = async () =>
+        (await db.kysely.selectFrom('users').select('totp_secret_sealed').where('email', '=', 'rotating@example.com').executeTakeFirstOrThrow())
+          .totp_secret_sealed!;
+      try {
+        const s1 = await start(db, [OLD]);
+        running.push(s1);
+        const base32 = await enrolledUser(s1, 'rotating@example.com');
+        assert.ok((await sealedTotp()).startsWith(`v2.${keyId(OLD)}.`));
+        await stopKeepingDb(s1);
+
+        const s2 = await Promise.all([start(db, [NEW, OLD]), start(db, [NEW, OLD])]);
+        running.push(...s2);
+        assert.ok((await sealedTotp()).startsWith(`v2.${keyId(NEW)}.`), 're-sealed under the new first key');
+        for (const s of s2) await stopKeepingDb(s);
+
+        const s3 = await start(db, [NEW]);
+        running.push(s3);
+        assert.equal(await signInWithCode(s3, 'rotating@example.com', base32), 'signedIn', 'the authenticator still signs in');
+        await stopKeepingDb(s3);
       } finally {
         for (const s of running) await stopKeepingDb(s).catch(() => {});
         await db.close();

@@ -20,11 +20,23 @@ describe('session rules without storage', () => {
     assert.equal(csrfMatches(s, 'a'.repeat(42)), false);
     assert.equal(csrfMatches(s, undefined), false);
     assert.equal(csrfMatches(s, ['a'.repeat(43)]), false);
+    assert.equal(csrfMatches(s, 'é'.repeat(43)), false, 'as many characters, more bytes: refused, not thrown');
   });
 
   it('returns only to paths of this service (no open redirect)', () => {
     assert.equal(safeReturnPath('/console/credentials?x=1'), '/console/credentials?x=1');
-    for (const bad of ['https://evil.example', '//evil.example', '/\\evil.example', 'console', '/a\nb', '', 42, undefined]) {
+    for (const bad of [
+      'https://evil.example',
+      '//evil.example',
+      '/\\evil.example',
+      'console',
+      '/a\nb',
+      '/console?name=é€',
+      '/a b',
+      '',
+      42,
+      undefined,
+    ]) {
       assert.equal(safeReturnPath(bad), undefined, String(bad));
     }
   });

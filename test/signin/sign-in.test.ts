@@ -133,35 +133,108 @@ for (const engine of engines()) {
       assert.deepEqual(disabled.outcome, wrong.outcome);
     });
 
-    it('failures slow the account down (30 s, then doubling, at most 15 minutes), and a success clears it', async () => {
+    it('failures slow the account down at that address (30 s, then doubling, at most 15 minutes); the owner elsewhere goes on', async () => {
       await setUp('slow@example.com');
-      const address = (i: number) => `192.0.2.${i}`; // different addresses: this is the account's count
-      for (let i = 0; i < 5; i++) expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(i))).outcome, 'failed');
+      const attacker = '192.0.2.1';
+      for (let i = 0; i < 5; i++) expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
       assert.equal(
-        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(9))).outcome, 'wait').seconds,
+        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds,
         30,
         'even the right password waits',
       );
+      // the owner, elsewhere, is not held up
+      expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, '198.51.100.7')).outcome, 'next');
       t.clock.advance(30_000);
-      expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(10))).outcome, 'failed');
-      assert.equal(expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(11))).outcome, 'wait').seconds, 60);
+      expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
+      assert.equal(expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds, 60);
       for (let i = 0; i < 8; i++) {
         t.clock.advance(15 * 60_000);
-        expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', address(20 + i))).outcome, 'failed');
+        expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
       }
       assert.equal(
-        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(40))).outcome, 'wait').seconds,
+        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds,
         900,
         'never more than 15 minutes',
       );
       t.clock.advance(15 * 60_000);
-      expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, address(41))).outcome, 'next');
+      expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'next');
+    });
+
+    it('an address without an account is slowed down exactly like one with an account (no enumeration)', async () => {
+      await setUp('exists@example.com');
+      const outcomes = async (email: string, address: string) => {
+        const kinds: string[] = [];
+        for (let i = 0; i < 7; i++) kinds.push((await toSecondFactor(email, 'wrong password!!', address)).outcome.kind);
+        return kinds;
+      };
+      const existing = await outcomes('exists@example.com', '192.0.2.50');
+      assert.deepEqual(existing, ['failed', 'failed', 'failed', 'failed', 'failed', 'wait', 'wait']);
+      assert.deepEqual(await outcomes('nobody-here@example.com', '192.0.2.51'), existing);
+    });
+
+    it('a count is forgotten after an hour without failures', async () => {
+      const address = '192.0.2.60';
+      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`quiet${i}@example.com`, 'wrong password!!', address)).outcome, 'failed');
+      expectKind((await toSecondFactor('quiet-next@example.com', 'wrong password!!', address)).outcome, 'wait');
+      t.clock.advance(61 * 60_000);
+      // after the quiet hour the address starts from zero: 20 free failures again
+      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`quiet-again${i}@example.com`, 'wrong password!!', address)).outcome, 'failed');
+    });
+
+    it('guessing spread over many addresses: after 100 failures the account waits everywhere', async () => {
+      await setUp('spread@example.com');
+      for (let i = 0; i < 100; i++) {
+        const address = `10.${Math.floor(i / 250)}.${i % 250}.1`;
+        expectKind((await toSecondFactor('spread@example.com', 'wrong password!!', address)).outcome, 'failed');
+      }
+      expectKind((await toSecondFactor('spread@example.com', GOOD_PASSWORD, '198.51.100.99')).outcome, 'wait');
     });
 
     it('failures from one address slow that address down, whatever account it tries', async () => {
       for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`spray${i}@example.com`, 'wrong password!!', '233.252.0.9')).outcome, 'failed');
       expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.9')).outcome, 'wait');
       expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.10')).outcome, 'next');
+    });
+
+    /** Through the set-up link to the enrolment step, with the authenticator offered there. */
+    async function parkedAtEnrolment(email: string): Promise<{ secret: string; base32: string; userId: string }> {
+      const { id, token } = await createUser(email);
+      const { secret } = await sessions().start();
+      await signIn().openSetup(await reload(secret), token);
+      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      return { secret, base32: (await signIn().enrolment(await reload(secret)))!.base32, userId: id };
+    }
+
+    it('a session parked at enrolment cannot replace an authenticator enrolled since by another session', async () => {
+      const parked = await parkedAtEnrolment('parked@example.com');
+      // the owner signs in elsewhere with the password and enrols their own authenticator
+      const { secret } = await toSecondFactor('parked@example.com', GOOD_PASSWORD);
+      const owners = (await signIn().enrolment(await reload(secret)))!;
+      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(owners.base32, t.clock.now()), ADDRESS), 'signedIn');
+      t.clock.advance(30_000);
+      const late = await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS);
+      expectKind(late, 'restart');
+      // the owner's authenticator still signs in
+      t.clock.advance(30_000);
+      const again = await toSecondFactor('parked@example.com', GOOD_PASSWORD);
+      expectKind(await signIn().secondFactor(await reload(again.secret), totpCodeAt(owners.base32, t.clock.now()), ADDRESS), 'signedIn');
+    });
+
+    it("a session parked at enrolment is void once the account's sign-in is reset", async () => {
+      const parked = await parkedAtEnrolment('reset-while-parked@example.com');
+      t.clock.advance(1000);
+      const reset = await t.gql(await t.rootToken(), 'mutation($id: ID!) { resetUserSignIn(id: $id) { setup_url } }', { id: parked.userId });
+      const token = new URL(reset.body.data.resetUserSignIn.setup_url).searchParams.get('token')!;
+      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS), 'restart');
+      // and stays void after the rightful person has set a new password through the new link
+      t.clock.advance(1000);
+      const { secret } = await sessions().start();
+      await signIn().openSetup(await reload(secret), token);
+      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      t.clock.advance(30_000);
+      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS), 'restart');
+      const rightful = (await signIn().enrolment(await reload(secret)))!;
+      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(rightful.base32, t.clock.now()), ADDRESS), 'signedIn');
     });
 
     it('the first-start administrator signs in with its password and enrols an authenticator', async () => {

@@ -119,6 +119,32 @@ for (const engine of engines()) {
       ]);
     });
 
+    it("an expired role assignment no longer counts for the user's own token, at once", async () => {
+      const { user } = (await create('expiring-admin@example.com')).body.data.createUser;
+      const until = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+      await t.gql(root, 'mutation($u: ID!, $r: ID!, $x: Time) { assignUserRole(user_id: $u, role_id: $r, expires_at: $x) { id } }', {
+        u: user.id,
+        r: ROLE_IDS.Administrator,
+        x: until,
+      });
+      const token = await userToken(user.id);
+      assert.deepEqual((await t.gql(token, '{ me { roles } }')).body.data.me.roles, ['Administrator', 'Analyst']);
+      assert.ok((await t.gql(token, '{ users { id } }')).body.data.users.length > 0, 'an Administrator reads users');
+      t.clock.advance(3600_000 + 1000);
+      // the same token, still within its lifetime: the role it was issued under has ended
+      assert.deepEqual((await t.gql(token, '{ me { roles role_assignments { role_name } } }')).body.data.me, {
+        roles: ['Analyst'],
+        role_assignments: [{ role_name: 'Analyst' }],
+      });
+      const refused = await t.gql(token, '{ users { id } }');
+      assert.equal(refused.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', 'the expired Administrator role gives nothing');
+      const create2 = await t.gql(
+        token,
+        'mutation { createClient(name: "after-expiry", roles: ["ba0fdcbd-e87d-4bdd-ae7d-ca6118b25068"]) { client { id } } }',
+      );
+      assert.equal(create2.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', 'nor may it give the role to a new client');
+    });
+
     it("a disabled user's token stops at once and stays dead after enabling; nobody disables themselves", async () => {
       const { user } = (await create('disable-me@example.com', { r: [ROLE_IDS.Administrator] })).body.data.createUser;
       const token = await userToken(user.id);

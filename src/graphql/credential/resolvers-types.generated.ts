@@ -5,7 +5,7 @@ import type { ClientWithSecret as ClientWithSecretModel } from '../../credential
 import type { Client as ClientModel, ClientSecretInfo as ClientSecretInfoModel } from '../../credentials/model.js';
 import type { RoleAssignment as RoleAssignmentModel } from '../../access/principal.js';
 import type { User as UserModel } from '../../users/model.js';
-import type { UserWithSetupLink as UserWithSetupLinkModel } from '../../users/service.js';
+import type { UserWithSetupLink as UserWithSetupLinkModel, Identity as IdentityModel } from '../../users/service.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -41,6 +41,12 @@ export type Query = {
    * Operations in the tenant or a partner above it.
    */
   users: Array<User>;
+  /**
+   * Who the bearer token speaks for: the API client or user, its home tenant, and the roles in force
+   * for this token (live assignments, narrowed to the token's `scope`). Needs only a valid token.
+   * An addition (docs/users.md; `gatehouse whoami` asks it).
+   */
+  me: Identity;
   /**
    * One user by id, if its home tenant is one where the caller may read users; otherwise
    * `NOT_FOUND`, whether or not it exists. An addition (docs/users.md).
@@ -280,6 +286,26 @@ export type ClientSecret = {
   last_used_at: Maybe<Scalars['Time']['output']>;
 };
 
+/** The caller of `me`: an API client or a user. An addition to the specification. */
+export type Identity = {
+  /** `client` or `user`. */
+  kind: Scalars['String']['output'];
+  /** UUID of the client or user. */
+  id: Scalars['ID']['output'];
+  /** Home tenant. */
+  tenant_id: Scalars['ID']['output'];
+  /** The client's `client_id`; null for a user. */
+  client_id: Maybe<Scalars['String']['output']>;
+  /** The user's e-mail address; null for a client. */
+  email: Maybe<Scalars['String']['output']>;
+  /** The user's display name (empty when none was given); null for a client. */
+  display_name: Maybe<Scalars['String']['output']>;
+  /** Role names in force for this token, in the order Administrator, Analyst, Responder, Auditor, Operations, Support. */
+  roles: Array<Scalars['String']['output']>;
+  /** The live role assignments behind `roles` (expired ones left out). */
+  role_assignments: Array<RoleAssignment>;
+};
+
 /** A person who signs in (docs/users.md). An addition to the specification. */
 export type User = {
   /** UUID of the user. */
@@ -414,6 +440,7 @@ export type ResolversTypes = {
   Client: ResolverTypeWrapper<ClientModel>;
   RoleAssignment: ResolverTypeWrapper<RoleAssignmentModel>;
   ClientSecret: ResolverTypeWrapper<ClientSecretInfoModel>;
+  Identity: ResolverTypeWrapper<IdentityModel>;
   User: ResolverTypeWrapper<UserModel>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   UserWithSetupLink: ResolverTypeWrapper<UserWithSetupLinkModel>;
@@ -431,6 +458,7 @@ export type ResolversParentTypes = {
   Client: ClientModel;
   RoleAssignment: RoleAssignmentModel;
   ClientSecret: ClientSecretInfoModel;
+  Identity: IdentityModel;
   User: UserModel;
   Boolean: Scalars['Boolean']['output'];
   UserWithSetupLink: UserWithSetupLinkModel;
@@ -443,6 +471,7 @@ export interface TimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   clients?: Resolver<Array<ResolversTypes['Client']>, ParentType, ContextType, Partial<QueryClientsArgs>>;
   users?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<QueryUsersArgs>>;
+  me?: Resolver<ResolversTypes['Identity'], ParentType, ContextType>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
 };
 
@@ -525,6 +554,20 @@ export type ClientSecretResolvers<
   last_used_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
 };
 
+export type IdentityResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['Identity'] = ResolversParentTypes['Identity'],
+> = {
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  tenant_id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  client_id?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  display_name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  roles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  role_assignments?: Resolver<Array<ResolversTypes['RoleAssignment']>, ParentType, ContextType>;
+};
+
 export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -561,6 +604,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Client?: ClientResolvers<ContextType>;
   RoleAssignment?: RoleAssignmentResolvers<ContextType>;
   ClientSecret?: ClientSecretResolvers<ContextType>;
+  Identity?: IdentityResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserWithSetupLink?: UserWithSetupLinkResolvers<ContextType>;
 };

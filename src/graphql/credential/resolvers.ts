@@ -15,6 +15,7 @@ export const credentialResolvers: Resolvers = {
     clients: (_, args, ctx) => ctx.services.credentials.listClients(ctx.caller, args),
     users: (_, args, ctx) => ctx.services.users.list(ctx.caller, { email: args.email, page: args.page, perPage: args.perPage }),
     user: (_, args, ctx) => ctx.services.users.get(ctx.caller, args.id),
+    me: (_, __, ctx) => ctx.services.users.identity(ctx.caller),
   },
   Mutation: {
     createClient: (_, args, ctx) => ctx.services.credentials.createClient(ctx.caller, { name: args.name, roles: args.roles }),
@@ -34,6 +35,16 @@ export const credentialResolvers: Resolvers = {
     enableUser: (_, args, ctx) => ctx.services.users.setDisabled(ctx.caller, args.id, false),
     resetUserSignIn: (_, args, ctx) => ctx.services.users.resetSignIn(ctx.caller, args.id),
     deleteUser: (_, args, ctx) => ctx.services.users.delete(ctx.caller, args.id),
+  },
+  Identity: {
+    kind: (i) => i.principal.kind,
+    id: (i) => i.principal.id,
+    tenant_id: (i) => i.principal.tenantId,
+    client_id: (i) => i.principal.clientId ?? null,
+    email: (i) => i.user?.email ?? null,
+    display_name: (i) => i.user?.displayName ?? null,
+    roles: (i) => liveRoleNames(i.principal.assignments, i.now),
+    role_assignments: (i) => i.principal.assignments.filter((a) => a.expiresAt === null || a.expiresAt > i.now),
   },
   UserWithSetupLink: {
     user: (r) => r.user,

@@ -4,23 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalUserCode, displayUserCode } from '../../device/model.js';
 import type { Session } from '../../sessions/model.js';
-import type { Services } from '../../services.js';
 import { emailKey } from '../../users/model.js';
-import { html, type Html } from './html.js';
-
-export interface PageKit {
-  services: Services;
-  send(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply;
-  sessionOf(req: FastifyRequest): Promise<Session | undefined>;
-  anonymous(req: FastifyRequest, reply: FastifyReply, returnTo?: string): Promise<Session>;
-  formSession(req: FastifyRequest, reply: FastifyReply): Promise<Session | undefined>;
-}
-
-type Form = Record<string, string>;
+import { html } from './html.js';
+import { csrfField, type Form, type PageKit } from './page-kit.js';
 
 export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void {
   const { services, send } = kit;
-  const csrfField = (s: Session) => html`<input type="hidden" name="_csrf" value="${s.csrfToken}">`;
   const approvePath = (code: string) => `/device/approve?user_code=${code}`;
 
   /** Signed in, or else the anonymous session the forms need. */
@@ -85,13 +74,22 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
     return reply.redirect(`/login?return_to=${encodeURIComponent(next)}`, 303);
   });
 
+  const codeGone = (reply: FastifyReply) =>
+    send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
+  const tooManyCodes = (reply: FastifyReply, seconds: number) => {
+    reply.header('retry-after', String(seconds));
+    return send(reply, 429, 'Too many wrong codes', html`<p>Try again in ${seconds} seconds.</p>`);
+  };
+
   scope.get('/device/approve', async (req, reply) => {
     const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
     const session = await kit.sessionOf(req);
     if (!session?.userId) return reply.redirect(`/login?return_to=${encodeURIComponent(approvePath(code ?? ''))}`, 303);
-    const pending = code === undefined ? undefined : await services.device.pending(code);
-    if (!pending)
-      return send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
+    // looked up as typed codes are: wrong ones count against the address (no guessing from here)
+    const entry = await services.device.enter(code ?? '', req.ip);
+    if (entry.kind === 'wait') return tooManyCodes(reply, entry.seconds);
+    if (entry.kind === 'unknown') return codeGone(reply);
+    const pending = entry.authorization;
     const user = await services.signIn.signedInUser(session);
     if (!user) return reply.redirect('/login', 303);
     if (emailKey(user.email) !== pending.loginHint) return wrongAccount(reply, session, user.email);
@@ -102,6 +100,8 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
       html`
 <p>A command line or notebook asks to act as <strong>${user.email}</strong>, with your roles, until its token expires.</p>
 <p class="usercode">Code <strong>${displayUserCode(pending.userCode)}</strong></p>
+<p>Requested ${pending.requestedFrom ? html`from <strong>${pending.requestedFrom}</strong> ` : ''}at ${pending.createdAt.toISOString().slice(11, 16)} UTC (${minutesAgo(pending.createdAt, services.clock.now())}).</p>
+<div class="warning"><p>Approve only if you started this yourself, just now. If someone sent you this link, deny: they would act as you.</p></div>
 <form method="post" action="/device/approve">${csrfField(session)}<input type="hidden" name="user_code" value="${pending.userCode}">
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny" class="link">Deny</button>
@@ -116,11 +116,13 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
     const user = await services.signIn.signedInUser(session);
     const code = canonicalUserCode(form.user_code ?? '');
     if (!user || code === undefined) return reply.redirect('/login', 303);
+    const entry = await services.device.enter(code, req.ip);
+    if (entry.kind === 'wait') return tooManyCodes(reply, entry.seconds);
+    if (entry.kind === 'unknown') return codeGone(reply);
     const approve = form.decision === 'approve';
     const result = await services.device.decide(code, user, approve);
     if (result === 'wrong_account') return wrongAccount(reply, session, user.email);
-    if (result === 'gone')
-      return send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
+    if (result === 'gone') return codeGone(reply);
     return send(
       reply,
       200,
@@ -130,4 +132,10 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
         : html`<p>The command line or notebook gets no access. You can close this page.</p>`,
     );
   });
+}
+
+/** "just now", "1 minute ago", "7 minutes ago" */
+function minutesAgo(then: Date, now: Date): string {
+  const minutes = Math.max(0, Math.floor((now.getTime() - then.getTime()) / 60_000));
+  return minutes === 0 ? 'just now' : minutes === 1 ? '1 minute ago' : `${minutes} minutes ago`;
 }

@@ -1,6 +1,7 @@
 // Server-rendered pages: HTML built from tagged templates that escape every interpolated value
-// unless it is already Html (made here). No script anywhere: the pages work without JavaScript,
-// and the Content-Security-Policy forbids it.
+// unless it is already Html (made here). Every page works without JavaScript, and the
+// Content-Security-Policy forbids scripts; the one exception is a page that shows a secret, which
+// loads the copy-button script from this service (copy-script.ts).
 
 export class Html {
   constructor(readonly value: string) {}
@@ -35,19 +36,32 @@ export function trusted(markup: string): Html {
 
 export const STYLESHEET_PATH = '/ui/gatehouse.css';
 
+/** How a page departs from the narrow sign-in column. */
+export interface PageOptions {
+  /** a wide column (tables) */
+  wide?: boolean;
+  /** navigation shown above the title */
+  nav?: Html;
+  /** scripts of this service, loaded deferred (the page's CSP must allow them) */
+  scripts?: readonly string[];
+}
+
 /** The page shell: one column, the service's name, the content. */
-export function page(title: string, body: Html, opts: { vendor: string }): string {
+export function page(title: string, body: Html, opts: { vendor: string } & PageOptions): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${opts.vendor}</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
-</head>
+${(opts.scripts ?? []).map(
+  (src) => html`<script src="${src}" defer></script>
+`,
+)}</head>
 <body>
-<main>
+<main${opts.wide ? html` class="wide"` : ''}>
 <p class="brand">${opts.vendor}</p>
-<h1>${title}</h1>
+${opts.nav ?? ''}<h1>${title}</h1>
 ${body}
 </main>
 </body>
@@ -64,7 +78,7 @@ main { max-width: 28rem; margin: 4rem auto; padding: 2rem; background: #fff; bor
 h1 { margin: 0 0 1.25rem; font-size: 1.4rem; }
 label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
 input[type=email], input[type=password], input[type=text] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
-input:focus, button:focus { outline: 3px solid #8fb0ff; outline-offset: 1px; }
+input:focus, button:focus, a:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
 button { margin-top: 1.25rem; padding: .6rem 1.1rem; font: inherit; font-weight: 600; color: #fff; background: var(--accent); border: 0; border-radius: 6px; cursor: pointer; }
 button.link { background: none; color: var(--accent); padding: 0; margin: 0; font-weight: 400; text-decoration: underline; }
 button + button.link { margin-left: 1.5rem; }
@@ -72,6 +86,49 @@ button + button.link { margin-left: 1.5rem; }
 .error { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #fdf2f2; }
 .hint { color: var(--muted); font-size: .9rem; }
 .qr svg { width: 12rem; height: 12rem; display: block; margin: .5rem 0; }
-code, .codes { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+code, .codes, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .codes { columns: 2; padding-left: 1.25rem; }
+main.wide { max-width: 64rem; }
+.wide a { color: var(--accent); }
+.wide a:focus-visible, select:focus, input[type=checkbox]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+.bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
+.crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
+.crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
+.account { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem 1rem; margin: 0; color: var(--muted); }
+.scroll { overflow-x: auto; margin: 1rem 0; }
+table { width: 100%; border-collapse: collapse; font-size: .95rem; }
+caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
+th, td { text-align: left; vertical-align: top; padding: .55rem 1rem .55rem 0; border-bottom: 1px solid var(--line); }
+thead th { color: var(--muted); font-size: .85rem; white-space: nowrap; border-bottom: 2px solid var(--line); }
+td code { font-size: .9rem; }
+.row-actions { white-space: nowrap; }
+.row-actions a + a { margin-left: 1rem; }
+a.button { display: inline-block; padding: .6rem 1.1rem; font-weight: 600; color: #fff; background: var(--accent); border-radius: 6px; text-decoration: none; }
+.actions { display: flex; flex-wrap: wrap; align-items: center; gap: 1.5rem; margin-top: 1.5rem; }
+.actions button { margin: 0; }
+button.danger { background: var(--bad); }
+form.fields { max-width: 30rem; }
+fieldset { margin: 1.25rem 0 0; padding: .25rem 1rem .75rem; border: 1px solid var(--line); border-radius: 6px; }
+legend { font-weight: 600; padding: 0 .25rem; }
+.choice { display: flex; align-items: center; gap: .6rem; margin: .4rem 0; }
+.choice label { display: inline; margin: 0; font-weight: 400; }
+input[type=checkbox] { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: var(--accent); }
+select { display: block; width: 100%; padding: .55rem .7rem; font: inherit; color: inherit; background: #fff; border: 1px solid #8a919b; border-radius: 6px; }
+input[type=search] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+.inline, .copyable { display: flex; gap: .5rem; align-items: stretch; }
+.inline button, .copyable button { margin: 0; white-space: nowrap; }
+.copyable { max-width: 50rem; }
+.copyable input[type=text] { flex: 1; }
+.copyable button { min-width: 9.5rem; }
+input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .95rem; }
+.notice { border-left: 4px solid #1a7f37; background: #edf7ef; padding: .5rem .75rem; }
+.warning { border-left: 4px solid #9a6700; background: #fff8e1; padding: .1rem .75rem; }
+.warning p { margin: .5rem 0; }
+.error p { margin: .25rem 0; }
+.lead { margin-top: 0; }
+.pager { display: flex; gap: 1.5rem; align-items: baseline; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;

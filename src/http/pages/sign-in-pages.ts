@@ -1,6 +1,7 @@
 // GET/POST /login (one form per step: e-mail, password, code, enrolment), GET /login/setup (a
-// set-up link), POST /logout, GET /console (where a signed-in person lands), the device pages
-// (device-pages.ts), and the stylesheet.
+// set-up link), POST /logout, the stylesheet; and the page families registered with this scope's
+// kit: the device pages (device-pages.ts) and the credentials console at /console, where a
+// signed-in person lands (console-pages.ts).
 // The step comes from the session, never from the form; every form carries the session's CSRF
 // token; every page is no-store and framed by nobody (docs/users.md, "Sign-in").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -9,7 +10,8 @@ import type { Session } from '../../sessions/model.js';
 import { csrfMatches, safeReturnPath } from '../../sessions/model.js';
 import type { Services } from '../../services.js';
 import type { Outcome } from '../../signin/service.js';
-import { html, type Html, page, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
+import { html, type Html, page, type PageOptions, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
+import { registerConsolePages } from './console-pages.js';
 import { registerDevicePages } from './device-pages.js';
 import { clearSessionCookie, cookieSettings, readCookie, setSessionCookie } from './session-cookie.js';
 
@@ -20,6 +22,10 @@ export interface SignInPageDeps {
 }
 
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The CSP of a page that loads this service's scripts (only the pages that show a secret, for
+ *  their copy button): scripts from this origin as files (nosniff: only as JavaScript), nothing
+ *  inline, and no string ever reaching a DOM sink that would run it. */
+const CSP_WITH_SCRIPTS = `${CSP}; script-src 'self'; require-trusted-types-for 'script'`;
 const FORM_LIMIT = 16 * 1024;
 
 type Form = Record<string, string>;
@@ -34,17 +40,43 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       for (const [k, v] of new URLSearchParams(body as string)) if (!(k in form)) form[k] = v;
       done(null, form);
     });
+    // Defaults for every answer of this scope: a route that set its own (a page with scripts, the
+    // stylesheet's caching) keeps it.
     scope.addHook('onSend', async (_req, reply) => {
-      reply.header('content-security-policy', CSP);
+      if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CSP);
       reply.header('x-frame-options', 'DENY');
-      reply.header('cache-control', 'no-store');
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     });
 
-    const send = (reply: FastifyReply, status: number, title: string, body: Html) =>
-      reply
+    const send = (reply: FastifyReply, status: number, title: string, body: Html, opts: PageOptions = {}) => {
+      if (opts.scripts?.length) reply.header('content-security-policy', CSP_WITH_SCRIPTS);
+      return reply
         .code(status)
         .type('text/html; charset=utf-8')
-        .send(page(title, body, { vendor: deps.vendor }));
+        .send(page(title, body, { vendor: deps.vendor, ...opts }));
+    };
+
+    // A failure the routes did not answer themselves (a body too large, a bug): a page, not JSON.
+    // The console's own handler (console-pages.ts) answers its routes.
+    scope.setErrorHandler(async (err, req, reply) => {
+      const status = typeof (err as { statusCode?: unknown }).statusCode === 'number' ? (err as { statusCode: number }).statusCode : 500;
+      if (status >= 500) {
+        req.log.error({ err }, 'page failed');
+        return send(
+          reply,
+          500,
+          'Something went wrong',
+          html`<p>This is our fault, not yours. Try again; if it keeps happening, tell your administrator this reference: <code>${req.id}</code>.</p>
+<p><a href="/login">Back to sign-in</a></p>`,
+        );
+      }
+      return send(
+        reply,
+        status,
+        'This request could not be read',
+        html`<p>${(err as Error).message}.</p><p><a href="/login">Back to sign-in</a></p>`,
+      );
+    });
 
     const sessionOf = (req: FastifyRequest) => services.sessions.find(readCookie(req, cookie.name));
 
@@ -170,8 +202,9 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 
     scope.get('/login', async (req, reply) => {
       const found = await sessionOf(req);
-      if (found?.userId) return reply.redirect(found.state.returnTo ?? '/console', 303);
       const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
+      // signed in already: where this link asks to go, never where an earlier sign-in was going
+      if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
       const session = await anonymous(req, reply, returnTo);
       return showStep(reply, session);
     });
@@ -237,6 +270,11 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
     });
 
     scope.post('/logout', async (req, reply) => {
+      // a session that already ended (idle, expired): signing out just clears the cookie
+      if (!(await sessionOf(req))) {
+        clearSessionCookie(reply, cookie);
+        return reply.redirect('/login', 303);
+      }
       const session = await formSession(req, reply);
       if (!session) return reply;
       await services.sessions.end(session);
@@ -244,21 +282,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       return reply.redirect('/login', 303);
     });
 
-    registerDevicePages(scope, { services, send, sessionOf, anonymous, formSession });
-
-    scope.get('/console', async (req, reply) => {
-      const session = await sessionOf(req);
-      if (!session?.userId) return reply.redirect('/login?return_to=%2Fconsole', 303);
-      const user = await services.signIn.signedInUser(session);
-      if (!user) return reply.redirect('/login', 303);
-      return send(
-        reply,
-        200,
-        'Console',
-        html`
-<p>Signed in as <strong>${user.email}</strong>.</p>
-<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${session.csrfToken}"><button type="submit">Sign out</button></form>`,
-      );
-    });
+    const kit = { services, send, sessionOf, anonymous, formSession };
+    registerDevicePages(scope, kit);
+    await registerConsolePages(scope, kit);
   });
 }

@@ -8,6 +8,7 @@ import { nameKeys } from './20261123T0910-name-keys.js';
 import { users } from './20261124T0900-users.js';
 import { sessions } from './20261124T1000-sessions.js';
 import { deviceAuthorizations } from './20261124T1100-device-authorizations.js';
+import { deviceRequester } from './20261124T1200-device-requester.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T0900-users': users,
   '20261124T1000-sessions': sessions,
   '20261124T1100-device-authorizations': deviceAuthorizations,
+  '20261124T1200-device-requester': deviceRequester,
 };

@@ -1,0 +1,254 @@
+// The HTML of the console's pages (console-pages.ts decides what each shows, and who may see it).
+// Each view returns the title and body of one page; every value goes through the escaping `html`.
+import type { RoleName } from '../../access/roles.js';
+import type { Client } from '../../credentials/model.js';
+import type { Session } from '../../sessions/model.js';
+import type { TenantWithRoles } from '../../tenants/service.js';
+import { html, type Html } from './html.js';
+import type { Problem } from './console-problems.js';
+import { csrfField } from './page-kit.js';
+
+export interface View {
+  title: string;
+  body: Html;
+}
+
+export const CONSOLE_PATH = '/console';
+export const CREDENTIALS_PATH = '/console/credentials';
+export const NEW_PATH = '/console/credentials/new';
+export const ROTATE_PATH = '/console/credentials/rotate';
+export const DELETE_PATH = '/console/credentials/delete';
+
+/** Form fields of the role checkboxes: `role_<role id>` (the form parser keeps one value per name). */
+export const ROLE_FIELD_PREFIX = 'role_';
+
+export const listPath = (tenantId: string, page?: number) => `${CREDENTIALS_PATH}?tenant=${tenantId}${page && page > 1 ? `&page=${page}` : ''}`;
+const clientPath = (path: string, tenantId: string, clientId: string) => `${path}?tenant=${tenantId}&client=${encodeURIComponent(clientId)}`;
+
+/** A time as people read it here: minutes, UTC, and the exact instant for machines. */
+export function when(d: Date | null, never = 'never'): Html {
+  if (!d) return html`${never}`;
+  return html`<time datetime="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+const alert = (problem: Problem | undefined) =>
+  problem ? html`<div class="error" role="alert"><p>${problem.message}</p><p>${problem.advice}</p></div>` : '';
+
+/** Above the title: where the page is, and who is signed in (with the way out). */
+export function consoleNav(session: Session, email: string, tenant?: { id: string; name: string }): Html {
+  return html`<div class="bar">
+<nav aria-label="Breadcrumb"><ol class="crumbs"><li><a href="${CONSOLE_PATH}">Tenants</a></li>${
+    tenant ? html`<li><a href="${listPath(tenant.id)}">${tenant.name}</a></li>` : ''
+  }</ol></nav>
+<form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <button type="submit" class="link">Sign out</button></form>
+</div>
+`;
+}
+
+function pager(path: (page: number) => string, page: number, hasMore: boolean): Html {
+  if (page <= 1 && !hasMore) return html``;
+  return html`<nav class="pager" aria-label="Pages">${page > 1 ? html`<a href="${path(page - 1)}" rel="prev">Previous page</a>` : ''}<span>Page ${page}</span>${
+    hasMore ? html`<a href="${path(page + 1)}" rel="next">Next page</a>` : ''
+  }</nav>`;
+}
+
+export function tenantPicker(o: { results: TenantWithRoles[]; totalCount: number; page: number; perPage: number; name: string | undefined }): View {
+  const { results, totalCount, page, perPage, name } = o;
+  const filter =
+    name !== undefined || totalCount > perPage
+      ? html`<form class="filter" method="get" action="${CONSOLE_PATH}" role="search">
+<label for="name">Find a tenant by name or id</label>
+<div class="inline"><input id="name" name="name" type="search" value="${name ?? ''}"><button type="submit">Find</button></div>
+</form>`
+      : '';
+  const pagePath = (p: number) => `${CONSOLE_PATH}?page=${p}${name ? `&name=${encodeURIComponent(name)}` : ''}`;
+  if (results.length === 0) {
+    return {
+      title: 'Your tenants',
+      body: html`${filter}<p>${
+        name
+          ? 'No tenant of yours matches. Try part of the name, or the tenant id.'
+          : 'You hold no role in any tenant, so there is nothing to manage here yet. Ask an Administrator of your organisation to give you a role.'
+      }</p>`,
+    };
+  }
+  return {
+    title: 'Your tenants',
+    body: html`<p>Choose the tenant whose API credentials you want to manage: those where you hold a role, and the tenants below them.</p>
+${filter}
+<div class="scroll"><table>
+<caption>${totalCount === 1 ? '1 tenant' : `${totalCount} tenants`}</caption>
+<thead><tr><th scope="col">Tenant</th><th scope="col">ID</th><th scope="col">Your roles</th></tr></thead>
+<tbody>
+${results.map(
+  ({ tenant, roles }) =>
+    html`<tr><th scope="row"><a href="${listPath(tenant.id)}">${tenant.name}</a></th><td>${tenant.id}</td><td>${roles.join(', ')}</td></tr>\n`,
+)}</tbody>
+</table></div>
+${pager(pagePath, page, page * perPage < totalCount)}`,
+  };
+}
+
+export interface ListRights {
+  create: boolean;
+  rotate: boolean;
+  delete: boolean;
+}
+
+export function credentialList(o: {
+  tenant: { id: string; name: string };
+  clients: Client[];
+  page: number;
+  hasMore: boolean;
+  rights: ListRights;
+  roleNames: (c: Client) => string[];
+  notice: string | undefined;
+}): View {
+  const { tenant, clients, rights } = o;
+  const actions = rights.rotate || rights.delete;
+  const intro = rights.create
+    ? html`<p><a class="button" href="${`${NEW_PATH}?tenant=${tenant.id}`}">Create a credential</a></p>`
+    : html`<p class="hint">Your roles in this tenant let you see its credentials, not change them.</p>`;
+  const rows = clients.map(
+    (c) => html`<tr>
+<th scope="row">${c.name}</th>
+<td><code>${c.clientId}</code></td>
+<td>${o.roleNames(c).join(', ')}</td>
+<td>${when(c.createdAt)}</td>
+<td>${when(c.lastUsedAt)}</td>
+${
+  actions
+    ? html`<td class="row-actions">${
+        rights.rotate
+          ? html`<a href="${clientPath(ROTATE_PATH, tenant.id, c.clientId)}">Rotate secret<span class="visually-hidden"> of ${c.name}</span></a>`
+          : ''
+      }${rights.delete ? html`<a href="${clientPath(DELETE_PATH, tenant.id, c.clientId)}">Delete<span class="visually-hidden"> ${c.name}</span></a>` : ''}</td>`
+    : ''
+}
+</tr>
+`,
+  );
+  return {
+    title: `API credentials of ${tenant.name}`,
+    body: html`${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}
+<p class="lead">Tenant <strong>${tenant.name}</strong>, id ${tenant.id}. A credential is an API client: a client id and a secret that obtain tokens at the token endpoint.</p>
+${intro}
+${
+  clients.length === 0 && o.page === 1
+    ? html`<p>This tenant has no API clients.</p>`
+    : html`<div class="scroll"><table>
+<caption>API clients</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th>${
+        actions ? html`<th scope="col">Actions</th>` : ''
+      }</tr></thead>
+<tbody>
+${rows}</tbody>
+</table></div>`
+}
+${pager((p) => listPath(tenant.id, p), o.page, o.hasMore)}`,
+  };
+}
+
+export function createForm(o: {
+  session: Session;
+  tenant: { id: string; name: string };
+  grantable: { id: string; name: RoleName }[];
+  values?: { name: string; roles: string[] };
+  problem?: Problem;
+}): View {
+  const checked = new Set(o.values?.roles ?? o.grantable.filter((r) => r.name === 'Analyst').map((r) => r.id));
+  return {
+    title: 'Create a credential',
+    body: html`${alert(o.problem)}
+<form class="fields" method="post" action="${NEW_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}">
+<label for="name">Name</label>
+<input id="name" name="name" type="text" maxlength="200" required autofocus value="${o.values?.name ?? ''}" aria-describedby="name-hint">
+<p id="name-hint" class="hint">Say what uses it, for example “billing export”. Unique in ${o.tenant.name}.</p>
+<fieldset>
+<legend>Roles</legend>
+<p class="hint">What its tokens may do in ${o.tenant.name} and the tenants below it. You can give only roles you could hold yourself.</p>
+${o.grantable.map(
+  (r) =>
+    html`<div class="choice"><input type="checkbox" id="role-${r.name}" name="${ROLE_FIELD_PREFIX}${r.id}" value="${r.id}"${checked.has(r.id) ? html` checked` : ''}><label for="role-${r.name}">${r.name}</label></div>\n`,
+)}</fieldset>
+<div class="actions"><button type="submit">Create credential</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
+</form>`,
+  };
+}
+
+/** The one page that ever shows a secret: in the response to the form that made it. */
+export function secretShown(o: {
+  tenant: { id: string; name: string };
+  client: Client;
+  secret: string;
+  heading: string;
+  oldSecretUntil?: Date | undefined;
+}): View {
+  const copyable = (id: string, label: string, value: string, what: string) => html`<label for="${id}">${label}</label>
+<div class="copyable"><input id="${id}" type="text" class="mono" readonly value="${value}" autocomplete="off" spellcheck="false"><button type="button" class="copy" data-copy="${id}" hidden>Copy ${what}</button></div>
+<p id="${id}-status" class="hint" role="status"></p>`;
+  return {
+    title: o.heading,
+    body: html`<div class="warning"><p><strong>Copy the secret now: it is shown only on this page.</strong> Gatehouse keeps only a digest of it, so it cannot be shown again. Store it where the system that uses it reads secrets (a secrets manager), not in code or chat.</p></div>
+<p>Credential <strong>${o.client.name}</strong> in ${o.tenant.name}.</p>
+${copyable('client_id', 'Client ID', o.client.clientId, 'client ID')}
+${copyable('client_secret', 'Client secret', o.secret, 'secret')}
+${
+  o.oldSecretUntil
+    ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>`
+    : html`<p>Any previous secret of this client no longer obtains tokens.</p>`
+}
+<p><a href="${listPath(o.tenant.id)}">I have stored it: back to the credentials</a></p>`,
+  };
+}
+
+export const GRACE_CHOICES: readonly { seconds: number; label: string }[] = [
+  { seconds: 0, label: 'Stop it at once' },
+  { seconds: 3600, label: 'For 1 hour' },
+  { seconds: 86_400, label: 'For 1 day' },
+  { seconds: 7 * 86_400, label: 'For 7 days (the longest)' },
+];
+
+export function rotateForm(o: { session: Session; tenant: { id: string; name: string }; client: Client; problem?: Problem }): View {
+  return {
+    title: `Rotate the secret of ${o.client.name}`,
+    body: html`${alert(o.problem)}
+<p>Client ID <code>${o.client.clientId}</code>. Rotating gives this client a new secret, shown once. Tokens already issued keep working until they expire.</p>
+<form class="fields" method="post" action="${ROTATE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
+<label for="secret">Current secret</label>
+<input id="secret" name="secret" type="password" autocomplete="off" spellcheck="false" required autofocus aria-describedby="secret-hint">
+<p id="secret-hint" class="hint">The secret the client uses now: holding it is what allows a rotation. If nobody has it any more, delete the client and create a new one.</p>
+<label for="grace">How long the old secret keeps working</label>
+<select id="grace" name="grace" aria-describedby="grace-hint">
+${GRACE_CHOICES.map((g) => html`<option value="${g.seconds}"${g.seconds === 0 ? html` selected` : ''}>${g.label}</option>\n`)}</select>
+<p id="grace-hint" class="hint">A grace period gives you time to deploy the new secret before the old one stops.</p>
+<div class="actions"><button type="submit">Rotate secret</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
+</form>`,
+  };
+}
+
+export function deleteConfirmation(o: { session: Session; tenant: { id: string; name: string }; client: Client; roleNames: string[] }): View {
+  return {
+    title: `Delete client ${o.client.name}?`,
+    body: html`<p><strong>This cannot be undone.</strong> The client’s secrets stop working at once, and every token obtained with them is refused from now on.</p>
+<dl class="facts">
+<dt>Client ID</dt><dd><code>${o.client.clientId}</code></dd>
+<dt>Roles</dt><dd>${o.roleNames.join(', ')}</dd>
+<dt>Last used</dt><dd>${when(o.client.lastUsedAt)}</dd>
+</dl>
+<form method="post" action="${DELETE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
+<div class="actions"><button type="submit" class="danger">Delete client</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
+</form>`,
+  };
+}
+
+/** The page of a failure that is not a form's to show (console-problems.ts). */
+export function problemPage(problem: Problem, back: { href: string; label: string }, requestId: string): View {
+  return {
+    title: problem.title,
+    body: html`<p class="error" role="alert">${problem.message}</p>
+<p>${problem.advice}</p>
+${problem.code === 'INTERNAL' ? html`<p class="hint">Request id: <code>${requestId}</code></p>` : ''}
+<p><a href="${back.href}">${back.label}</a></p>`,
+  };
+}

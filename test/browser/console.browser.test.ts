@@ -1,0 +1,193 @@
+// The credentials console in a real browser (Debian's chromium driven by playwright-core; see
+// helpers/chromium.ts), on both engines: sign in through a set-up link, pick the tenant, create a
+// credential (its secret works at the token endpoint, the copy button copies it; without
+// JavaScript there is no button and the secret can still be selected), rotate the secret (the old
+// one stops, the new one works), delete after confirmation; no script error and no
+// Content-Security-Policy violation on any page. Screenshots: test-artifacts/<engine>-console-*.png.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
+import { engines } from '../helpers/engines.js';
+import { listen } from '../helpers/listen.js';
+import { PASSWORD, setupLink } from '../helpers/pages.js';
+import { createTenant } from '../helpers/tenants.js';
+
+for (const engine of engines()) {
+  describe(`the console in a browser (${engine})`, { skip }, () => {
+    let t: TestApp;
+    let base: string;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+    const problems: string[] = [];
+    let clientId = '';
+    let secret = '';
+
+    before(async () => {
+      t = await startTestApp({ engine });
+      base = await listen(t);
+      browser = await launchChromium();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const partner = await createTenant(t, '1', { name: 'Acme Partners', isPartner: true });
+      await createTenant(t, partner, { name: 'Acme Retail' });
+      context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      page = await watched(context);
+      await page.goto(base + (await setupLink(t, 'console@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] })));
+    });
+    after(async () => {
+      await browser?.close();
+      await t?.close();
+    });
+
+    /** A new page whose CSP violations and script errors are collected. */
+    async function watched(ctx: BrowserContext): Promise<Page> {
+      const p = await ctx.newPage();
+      p.on('console', (m) => {
+        if (/Content Security Policy|Trusted Type/i.test(m.text())) problems.push(m.text());
+      });
+      p.on('pageerror', (err) => problems.push(err.message));
+      return p;
+    }
+    const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+    const tokenStatus = async (id: string, s: string) =>
+      (
+        await fetch(`${base}/auth/api/v2/auth/token`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ grant_type: 'client_credentials' }),
+        })
+      ).status;
+
+    it('sign in, then pick the tenant', async () => {
+      await page.getByLabel('New password').fill(PASSWORD);
+      await page.getByLabel('The same password again').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const key = (await page.locator('code').innerText()).replace(/\s/g, '');
+      await page.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByRole('link', { name: /continue/ }).click();
+
+      await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/console');
+      const rows = await page.locator('tbody tr').allInnerTexts();
+      assert.deepEqual(
+        rows.map((r) => r.split('\t')[0]),
+        ['Acme Partners', 'Acme Retail'],
+        'the tenant with the role and the one below it',
+      );
+      await shot(page, '1-tenants');
+      await page.getByRole('link', { name: 'Acme Retail' }).click();
+      await page.getByRole('heading', { name: 'API credentials of Acme Retail' }).waitFor();
+      await page.getByText('This tenant has no API clients.').waitFor();
+      await shot(page, '2-empty-list');
+    });
+
+    it('create a credential: the secret is shown once, copies, and works', async () => {
+      await page.getByRole('link', { name: 'Create a credential' }).click();
+      await page.getByLabel('Name').fill('Warehouse sync');
+      assert.ok(await page.getByLabel('Analyst').isChecked(), 'Analyst by default');
+      await page.getByLabel('Auditor').check();
+      await page.getByRole('group', { name: 'Roles' }).waitFor();
+      await shot(page, '3-create');
+      await page.getByRole('button', { name: 'Create credential' }).click();
+
+      await page.getByRole('heading', { name: 'Credential created' }).waitFor();
+      clientId = await page.getByLabel('Client ID').inputValue();
+      secret = await page.getByLabel('Client secret').inputValue();
+      assert.match(secret, /^gatehouse_cs_/);
+      assert.equal(await page.getByLabel('Client secret').getAttribute('readonly'), '');
+      assert.equal(await tokenStatus(clientId, secret), 200, 'the secret shown works at the token endpoint');
+
+      const copy = page.getByRole('button', { name: 'Copy secret' });
+      assert.ok(await copy.isVisible(), 'the copy button shows (the script ran)');
+      await copy.click();
+      await page.locator('#client_secret-status').getByText('Copied.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret, 'the clipboard holds the secret');
+      await shot(page, '4-secret');
+
+      await page.getByRole('link', { name: /back to the credentials/ }).click();
+      const row = page.getByRole('row', { name: /Warehouse sync/ });
+      await row.waitFor();
+      assert.match(await row.innerText(), new RegExp(`${clientId}\\s+Analyst, Auditor\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+never`));
+      assert.equal(await page.getByText('gatehouse_cs_').count(), 0, 'not shown again');
+      await shot(page, '5-list');
+    });
+
+    it('without JavaScript there is no copy button, and the secret can be selected', async () => {
+      const plain = await browser.newContext({ javaScriptEnabled: false });
+      await plain.addCookies(await context.cookies());
+      const p = await watched(plain);
+      await p.goto(page.url());
+      await p.getByRole('link', { name: 'Create a credential' }).click();
+      await p.getByLabel('Name').fill('No script');
+      await p.getByRole('button', { name: 'Create credential' }).click();
+      await p.getByRole('heading', { name: 'Credential created' }).waitFor();
+      assert.equal(await p.getByRole('button', { name: 'Copy secret' }).count(), 0, 'a hidden button is no button');
+      const field = p.getByLabel('Client secret');
+      await field.selectText();
+      assert.match(await field.inputValue(), /^gatehouse_cs_/);
+      await shot(p, '4b-secret-no-script');
+      await plain.close();
+    });
+
+    it('rotate: the new secret works and the old one stops', async () => {
+      await page.getByRole('link', { name: 'Rotate secret of Warehouse sync' }).click();
+      await page.getByRole('heading', { name: 'Rotate the secret of Warehouse sync' }).waitFor();
+      await page.getByLabel('Current secret').fill(secret);
+      assert.equal(await page.getByLabel('How long the old secret keeps working').inputValue(), '0');
+      await shot(page, '6-rotate');
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+
+      await page.getByRole('heading', { name: 'New secret' }).waitFor();
+      assert.equal(await page.getByLabel('Client ID').inputValue(), clientId);
+      const fresh = await page.getByLabel('Client secret').inputValue();
+      assert.notEqual(fresh, secret);
+      assert.ok(await page.getByRole('button', { name: 'Copy secret' }).isVisible());
+      await shot(page, '7-new-secret');
+      assert.equal(await tokenStatus(clientId, secret), 401, 'the old secret stops');
+      assert.equal(await tokenStatus(clientId, fresh), 200, 'the new one works');
+      secret = fresh;
+      await page.getByRole('link', { name: /back to the credentials/ }).click();
+    });
+
+    it('delete after confirmation', async () => {
+      await page.getByRole('link', { name: 'Delete Warehouse sync' }).click();
+      await page.getByRole('heading', { name: 'Delete client Warehouse sync?' }).waitFor();
+      await page.getByText('This cannot be undone.').waitFor();
+      await shot(page, '8-confirm-delete');
+      assert.equal(await tokenStatus(clientId, secret), 200, 'asking deletes nothing');
+      await page.getByRole('button', { name: 'Delete client' }).click();
+
+      await page.getByRole('heading', { name: 'API credentials of Acme Retail' }).waitFor();
+      await page
+        .getByRole('status')
+        .getByText(/Client Warehouse sync .* was deleted/)
+        .waitFor();
+      assert.equal(await page.getByRole('row', { name: /Warehouse sync/ }).count(), 0);
+      await shot(page, '9-deleted');
+      assert.equal(await tokenStatus(clientId, secret), 401);
+    });
+
+    it('a refusal is a page that says what to do', async () => {
+      await page.goto(`${base}/console/credentials?tenant=987654321`);
+      await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+      await shot(page, '10-refused');
+      await page.getByRole('link', { name: 'Back to your tenants' }).click();
+      await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
+    });
+
+    it('no script error and no Content-Security-Policy violation', () => {
+      assert.deepEqual(problems, []);
+    });
+  });
+}

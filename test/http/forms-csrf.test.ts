@@ -1,0 +1,220 @@
+// Every form of the browser pages, found from the routes the app serves (a POST route under
+// /login, /logout, /device or /console without a case here fails the test: deny by default),
+// refuses a post without the session's CSRF token, or with the valid token of another session (an
+// attacker's own), and changes nothing; the same post with the right token acts (so each case can
+// fail). And session fixation: a session id planted before sign-in, whether issued to an attacker
+// or made up, never becomes a signed-in session. On both engines.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { createClient } from '../helpers/seed.js';
+
+const PAGE_PATHS = /^\/(login|logout|device|console)(\/|$)/;
+
+/** The POST routes of the pages, read from Fastify's route tree. */
+function postedPagePaths(t: TestApp): string[] {
+  const stack: string[] = [];
+  const found: string[] = [];
+  for (const line of t.service.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?/.exec(line);
+    if (!m) continue;
+    const depth = m[1]!.length / 4;
+    stack.length = depth;
+    stack.push(m[2]!);
+    const path = stack.join('');
+    if (m[3]?.split(', ').includes('POST') && PAGE_PATHS.test(path)) found.push(path);
+  }
+  return found.sort();
+}
+
+interface FormCase {
+  /** a person part-way through, on the page with the form; returns the form's fields (no _csrf) */
+  prepare(): Promise<{ client: PageClient; page: Response; fields: Record<string, string> }>;
+  /** what the refused post must have left as it was */
+  unchanged(client: PageClient): Promise<void>;
+  /** the status of the same post with the right token: the form acts */
+  acts: number;
+}
+
+for (const engine of engines()) {
+  describe(`every form needs its session's CSRF token (${engine})`, () => {
+    let t: TestApp;
+    let admin: { client: PageClient; key: string };
+    before(async () => {
+      t = await startTestApp({ engine });
+      admin = await signedInUser(t, 'forms-admin@example.com', { roles: [ROLE_IDS.Administrator] });
+    });
+    after(() => t.close());
+
+    /** Whose token an attacker has: their own session's, valid, just not the victim's. */
+    async function attackersToken(): Promise<string> {
+      const attacker = new PageClient(t);
+      return attacker.csrf(await attacker.get('/login'));
+    }
+    const atStep = async (c: PageClient, text: RegExp) => assert.match((await c.get('/login')).text, text);
+
+    async function atPasswordStep(email = 'forms-admin@example.com') {
+      const client = new PageClient(t);
+      const first = await client.get('/login');
+      await client.post('/login', { _csrf: client.csrf(first), email });
+      return { client, page: await client.get('/login') };
+    }
+    async function deviceCode(hint: string): Promise<{ device_code: string; user_code: string }> {
+      const res = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/device/code',
+        payload: { client_id: 'gatehouse-cli', login_hint: hint },
+      });
+      return res.body;
+    }
+    async function poll(deviceCodeValue: string): Promise<string | undefined> {
+      t.clock.advance(10_000);
+      const res = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/token',
+        payload: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: deviceCodeValue, client_id: 'gatehouse-cli' },
+      });
+      return res.body.error;
+    }
+    const clientCount = async () =>
+      (await t.gql(await t.rootToken(), '{ clients(perPage: 500) { id } }', {}, { tenant: '1' })).body.data.clients.length;
+
+    const cases = (): Record<string, FormCase> => {
+      let pending = '';
+      let countBefore = 0;
+      let rotating: { clientId: string; secret: string } | undefined;
+      return {
+        '/login': {
+          prepare: async () => {
+            const { client, page } = await atPasswordStep();
+            return { client, page, fields: { password: PASSWORD } };
+          },
+          unchanged: (c) => atStep(c, /Enter your password/),
+          acts: 303,
+        },
+        '/login/restart': {
+          prepare: async () => {
+            const { client, page } = await atPasswordStep();
+            return { client, page, fields: {} };
+          },
+          unchanged: (c) => atStep(c, /Enter your password/),
+          acts: 303,
+        },
+        '/device': {
+          prepare: async () => {
+            const code = await deviceCode('forms-admin@example.com');
+            const client = new PageClient(t);
+            return { client, page: await client.get('/device'), fields: { user_code: code.user_code } };
+          },
+          // nothing to change yet: the page answered 403 instead of leading on to sign-in
+          unchanged: async () => {},
+          acts: 303,
+        },
+        '/device/approve': {
+          prepare: async () => {
+            const code = await deviceCode('forms-admin@example.com');
+            pending = code.device_code;
+            const page = await admin.client.get(`/device/approve?user_code=${code.user_code.replace('-', '')}`);
+            assert.match(page.text, /Approve this device\?/);
+            return { client: admin.client, page, fields: { user_code: code.user_code.replace('-', ''), decision: 'approve' } };
+          },
+          unchanged: async () => assert.equal(await poll(pending), 'authorization_pending', 'nothing was approved'),
+          acts: 200,
+        },
+        '/console/credentials/new': {
+          prepare: async () => {
+            countBefore = await clientCount();
+            const page = await admin.client.get('/console/credentials/new?tenant=1');
+            return {
+              client: admin.client,
+              page,
+              fields: { tenant: '1', name: `forms-${Date.now()}`, [`role_${ROLE_IDS.Analyst}`]: ROLE_IDS.Analyst },
+            };
+          },
+          unchanged: async () => assert.equal(await clientCount(), countBefore),
+          acts: 200,
+        },
+        '/console/credentials/rotate': {
+          prepare: async () => {
+            const c = await createClient(t, await t.rootToken(), `forms-rotate-${Date.now()}`);
+            rotating = c;
+            const page = await admin.client.get(`/console/credentials/rotate?tenant=1&client=${c.clientId}`);
+            return { client: admin.client, page, fields: { tenant: '1', client: c.clientId, secret: c.secret } };
+          },
+          // the secret still obtains a token: it was not rotated
+          unchanged: async () => assert.equal((await t.tokenResponse(rotating!.clientId, rotating!.secret)).status, 200),
+          acts: 200,
+        },
+        '/console/credentials/delete': {
+          prepare: async () => {
+            const c = await createClient(t, await t.rootToken(), `forms-delete-${Date.now()}`);
+            countBefore = await clientCount();
+            const page = await admin.client.get(`/console/credentials/delete?tenant=1&client=${c.clientId}`);
+            return { client: admin.client, page, fields: { tenant: '1', client: c.clientId } };
+          },
+          unchanged: async () => assert.equal(await clientCount(), countBefore),
+          acts: 303,
+        },
+        // last: it ends the administrator's session
+        '/logout': {
+          prepare: async () => ({ client: admin.client, page: await admin.client.get('/console'), fields: {} }),
+          unchanged: async (c) => assert.equal((await c.get('/console')).status, 200, 'still signed in'),
+          acts: 303,
+        },
+      };
+    };
+
+    it('has a case for every form the pages serve', () => {
+      assert.deepEqual(postedPagePaths(t), Object.keys(cases()).sort());
+    });
+
+    const table = cases();
+    for (const [path, c] of Object.entries(table)) {
+      it(`${path}: no token or another session's token is refused and changes nothing; the right token acts`, async () => {
+        const { client, page, fields } = await c.prepare();
+        // none; an attacker's own valid token; one as long in characters but not in bytes
+        for (const token of [undefined, await attackersToken(), 'é'.repeat(43)]) {
+          const res = await client.post(path, token === undefined ? fields : { ...fields, _csrf: token });
+          assert.equal(res.status, 403, `${path} with ${token === undefined ? 'no' : 'a wrong'} token: ${res.text.slice(0, 200)}`);
+          assert.match(res.text, /This form has expired/);
+          await c.unchanged(client);
+        }
+        const res = await client.post(path, { ...fields, _csrf: client.csrf(page) });
+        assert.equal(res.status, c.acts, `${path} with the right token: ${res.text.slice(0, 300)}`);
+      });
+    }
+
+    it('session fixation: a session id issued to an attacker, planted before sign-in, is not signed in after it', async () => {
+      const attacker = new PageClient(t);
+      await attacker.get('/login');
+      const planted = attacker.cookie!;
+      const victim = new PageClient(t);
+      victim.cookie = planted;
+      let page = await victim.get('/login');
+      await victim.post('/login', { _csrf: victim.csrf(page), email: 'forms-admin@example.com' });
+      page = await victim.get('/login');
+      await victim.post('/login', { _csrf: victim.csrf(page), password: PASSWORD });
+      page = await victim.get('/login');
+      t.clock.advance(30_000);
+      const done = await victim.post('/login', { _csrf: victim.csrf(page), code: totpCodeAt(admin.key, t.clock.now()) });
+      assert.equal(done.status, 303, done.text);
+      assert.notEqual(victim.cookie, planted, 'a new session id at sign-in');
+      assert.equal((await victim.get('/console')).status, 200, 'the victim is signed in');
+      assert.equal((await attacker.get('/console')).status, 303, 'the planted id is not');
+      assert.equal((await attacker.get('/console')).headers.location, '/login?return_to=%2Fconsole');
+    });
+
+    it('session fixation: a made-up session id is never adopted', async () => {
+      const victim = new PageClient(t);
+      const madeUp = 'A'.repeat(43);
+      victim.cookie = madeUp;
+      const res = await victim.get('/login');
+      assert.notEqual(victim.cookie, madeUp, 'the server issues its own id');
+      assert.match(String(res.headers['set-cookie']), /^gatehouse_session=[A-Za-z0-9_-]{43};/);
+    });
+  });
+}

@@ -1,0 +1,65 @@
+// The purge of rows that only pile up (src/maintenance/purge.ts), on both engines: sessions past
+// their absolute or idle end go, live ones stay; device authorizations go a day after they expired;
+// failure counts go after their quiet hour, and a live count stays in force.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { purgeExpired } from '../../src/maintenance/purge.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+
+for (const engine of engines()) {
+  describe(`purge of expired rows (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    const purge = () => purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds });
+    const count = async (table: string) =>
+      Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}`.execute(t.db.kysely)).rows[0]!.n);
+
+    it('deletes sessions past their idle or absolute end, keeps live ones', async () => {
+      await purge();
+      const sessions = t.service.services.sessions;
+      const idle = await sessions.start();
+      t.clock.advance((t.config.sessionIdleSeconds - 60) * 1000);
+      const live = await sessions.start();
+      t.clock.advance(120_000);
+      assert.equal((await purge()).sessions, 1, 'the idle one');
+      assert.equal(await sessions.find(idle.secret), undefined);
+      assert.ok(await sessions.find(live.secret), 'the live one stays');
+      assert.equal(await count('sessions'), 1);
+    });
+
+    it('deletes device authorizations a day after they expired', async () => {
+      await t.service.services.device.start('gatehouse-cli', 'someone@example.com', '192.0.2.5');
+      t.clock.advance(601_000);
+      assert.equal((await purge()).deviceAuthorizations, 0, 'an expired code still answers expired_token for a day');
+      t.clock.advance(24 * 3600_000);
+      assert.equal((await purge()).deviceAuthorizations, 1);
+      assert.equal(await count('device_authorizations'), 0);
+    });
+
+    it('deletes failure counts after their quiet hour; a count in force stays', async () => {
+      const signIn = t.service.services.signIn;
+      const sessions = t.service.services.sessions;
+      const fail = async (address: string) => {
+        const { secret } = await sessions.start();
+        await signIn.email((await sessions.find(secret))!, 'nobody@example.com');
+        await signIn.password((await sessions.find(secret))!, 'wrong password!!', address);
+      };
+      await fail('192.0.2.70');
+      t.clock.advance(30 * 60_000);
+      await fail('192.0.2.71');
+      t.clock.advance(31 * 60_000);
+      const before = await count('sign_in_failures');
+      const purged = await purge();
+      // the first address's counts (address, account|address) are past the hour; the account's own
+      // count and the second address's are not
+      assert.equal(purged.failureCounts, 2);
+      assert.equal(await count('sign_in_failures'), before - 2);
+    });
+  });
+}
