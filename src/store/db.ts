@@ -4,12 +4,13 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 import { DatabaseUnreachableError, describeConnectionFailure } from './connection-error.js';
 import { acquireDataDirLock, lockLostLine } from './data-dir-lock.js';
+import { SchemaPostgresDialect } from './schema-introspector.js';
 
 export type Engine = 'pglite' | 'postgres';
 
@@ -95,7 +96,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
     await pool.end().catch(() => {});
     throw new DatabaseUnreachableError(describeConnectionFailure(url, err), { cause: err });
   }
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }) });
   return {
     engine: 'postgres',
     kysely,

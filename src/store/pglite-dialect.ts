@@ -5,7 +5,6 @@ import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
-  PostgresIntrospector,
   PostgresQueryCompiler,
   type DatabaseConnection,
   type Dialect,
@@ -14,6 +13,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { CurrentSchemaIntrospector } from './schema-introspector.js';
 
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -113,6 +113,6 @@ export class PGliteDialect implements Dialect {
     return new PostgresQueryCompiler();
   }
   createIntrospector(db: Kysely<unknown>) {
-    return new PostgresIntrospector(db);
+    return new CurrentSchemaIntrospector(db);
   }
 }
