@@ -58,6 +58,10 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       TenantLabel: `${LABELS}#TenantLabel`,
       Service: `${SUBSCRIPTIONS}#Service`,
       PartnerSubscription: `${SUBSCRIPTIONS}#PartnerSubscription`,
+      SSOConnection: '../../sso/model.js#SsoConnection',
+      SSOCertificate: '../../sso/model.js#SsoCertificate',
+      SSOConnectionConfig: '../../sso/idp-configuration.js#IdpConfiguration',
+      SSOCertificateInfo: '../../sso/certificate.js#IdpCertificate',
     },
   },
 ];

@@ -87,10 +87,25 @@ export async function createService(opts: {
       : scheduleExpiry(
           async () => {
             const purged = await purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds });
-            if (purged.sessions + purged.deviceAuthorizations + purged.failureCounts > 0) logger.debug({ purged }, 'purged expired rows');
+            if (purged.sessions + purged.deviceAuthorizations + purged.failureCounts + purged.samlRecords > 0)
+              logger.debug({ purged }, 'purged expired rows');
           },
           purgeMs,
           (err) => logger.error({ err }, 'purge of expired rows failed'),
+        );
+
+  // IdP metadata read again, every connection configured by URL once per GATEHOUSE_SSO_METADATA_REFRESH_HOURS
+  // (checked at the purge's pace; several processes may run it: each refresh is one transaction)
+  const stopRefresh =
+    purgeMs === null
+      ? () => Promise.resolve()
+      : scheduleExpiry(
+          async () => {
+            const done = await services.sso.refreshDue();
+            if (done.refreshed + done.failed > 0) logger.info(done, 'refreshed SSO metadata');
+          },
+          purgeMs,
+          (err) => logger.error({ err }, 'SSO metadata refresh failed'),
         );
 
   let closing: Promise<void> | undefined;
@@ -107,6 +122,7 @@ export async function createService(opts: {
         await metricsApp?.close();
         await stopExpiry();
         await stopPurge();
+        await stopRefresh();
         await lastUsed.stop();
         await db.close();
       })()),

@@ -50,4 +50,12 @@ export class DuplicateKeyError extends Error {
 }
 
 /** The unique rules a use case may meet: `<object>.<what is unique>`. */
-export type UniqueKey = 'client.name' | 'client.clientId' | 'label.name' | 'service.name' | 'subscription.name' | 'user.email' | 'device.userCode';
+export type UniqueKey =
+  | 'client.name'
+  | 'client.clientId'
+  | 'label.name'
+  | 'service.name'
+  | 'subscription.name'
+  | 'user.email'
+  | 'device.userCode'
+  | 'sso.domain';

@@ -20,6 +20,8 @@ import { DeviceService, type DeviceStores } from './device/service.js';
 import { SessionService, type SessionStores } from './sessions/service.js';
 import { SignInService, type SignInStores } from './signin/service.js';
 import { UserService, type UserStores } from './users/service.js';
+import { SsoService, type SsoStores } from './sso/service.js';
+import { SsoSignInService, type SsoSignInStores } from './sso/sign-in.js';
 
 export interface Services {
   clock: Clock;
@@ -31,6 +33,8 @@ export interface Services {
   sessions: SessionService;
   signIn: SignInService;
   device: DeviceService;
+  sso: SsoService;
+  ssoSignIn: SsoSignInService;
   tokens: AccessTokens;
   bearer: BearerAuthenticator;
   keys: KeyRing;
@@ -48,6 +52,8 @@ export type ServiceStores = Transactional<
     SessionStores &
     SignInStores &
     DeviceStores &
+    SsoStores &
+    SsoSignInStores &
     TenantLoaderStores & { principals: PrincipalStore }
 >;
 
@@ -68,6 +74,7 @@ export function createServices(deps: {
     clock,
   );
   const tenants = new TenantService(store, clock, { expiryGraceDays: config.expiryGraceDays });
+  const ssoSignIn = new SsoSignInService(store, sessions, clock, { baseUrl: config.baseUrl });
   return {
     clock,
     credentials: new CredentialService(store, clock, { region: config.region, createLimitPerHour: config.clientCreateLimit }, lastUsed),
@@ -76,7 +83,17 @@ export function createServices(deps: {
     subscriptions: new SubscriptionService(store, clock, tenants),
     sessions,
     device: new DeviceService(store, clock),
-    signIn: new SignInService(store, sessions, box, clock, { issuer: config.vendorName }),
+    sso: new SsoService(store, clock, {
+      baseUrl: config.baseUrl,
+      environment: config.region,
+      metadataRefreshHours: config.ssoMetadataRefreshHours,
+      allowPrivateUrls: config.ssoAllowPrivateUrls,
+    }),
+    signIn: new SignInService(store, sessions, box, clock, {
+      issuer: config.vendorName,
+      ssoConnectionFor: (email) => ssoSignIn.connectionFor(email),
+    }),
+    ssoSignIn,
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     bearer: new BearerAuthenticator(tokens, store.principals),

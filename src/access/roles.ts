@@ -46,7 +46,8 @@ export type Permission =
   | 'subscriptions.read'
   | 'subscriptions.manage'
   | 'users.read'
-  | 'users.manage';
+  | 'users.manage'
+  | 'sso.manage';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -79,6 +80,8 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'users.read': [Administrator, Auditor, Operations],
   /** create, assign roles, disable, reset, delete: the tenant's (or a partner's) Administrators */
   'users.manage': [Administrator],
+  /** SSO connections decide who signs in to the tenant: its (or a partner's) Administrators only */
+  'sso.manage': [Administrator],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -99,4 +102,5 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'subscriptions.manage': 'manage services and partner subscriptions of this partner',
   'users.read': 'list users',
   'users.manage': 'manage users',
+  'sso.manage': 'manage SSO connections',
 };

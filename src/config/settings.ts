@@ -148,8 +148,14 @@ export const SETTINGS = {
     variable: 'GATEHOUSE_SSO_ALLOW_PRIVATE_URLS',
     kind: boolean,
     default: false,
-    description: 'allow IdP metadata URLs on loopback/private addresses',
-    note: 'not used yet (for the SSO work to come)',
+    description: 'allow IdP metadata URLs and sign-in endpoints on loopback/private addresses, over http too',
+    note: 'for development and tests only: it lets a tenant Administrator make this service fetch internal URLs ([docs/sso.md](docs/sso.md#fetching-metadata))',
+  }),
+  ssoMetadataRefreshHours: setting({
+    variable: 'GATEHOUSE_SSO_METADATA_REFRESH_HOURS',
+    kind: integer(1, 720),
+    default: 24,
+    description: 'how often the metadata URL of each SSO connection configured by one is read again, in hours',
   }),
   vendorName: setting({
     variable: 'GATEHOUSE_VENDOR_NAME',

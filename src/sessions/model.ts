@@ -14,7 +14,9 @@ export type SignInStep =
    *  `since`: when the step began (ISO): a reset of the account after it voids the step */
   | { step: 'enrol'; userId: string; since: string; pendingSecret?: string }
   /** a set-up link was opened: the first password is asked (the hex digest of the link's token) */
-  | { step: 'setup'; userId: string; setupTokenHash: string };
+  | { step: 'setup'; userId: string; setupTokenHash: string }
+  /** the address belongs to an SSO connection: the person signs in at its IdP (docs/sso.md) */
+  | { step: 'sso'; connectionId: string; email: string };
 
 export interface SessionState {
   signIn?: SignInStep;

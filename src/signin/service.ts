@@ -41,7 +41,9 @@ export type Outcome =
   /** every factor passed: the new session, and the recovery codes to show once if just enrolled */
   | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; recoveryCodes?: string[] }
   /** the session's sign-in state does not allow this step (start again) */
-  | { kind: 'restart' };
+  | { kind: 'restart' }
+  /** the address signs in through an SSO connection: the browser goes to its IdP */
+  | { kind: 'sso'; connectionId: string };
 
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
@@ -55,13 +57,22 @@ export class SignInService {
     private readonly sessions: SessionService,
     private readonly box: SealedBox,
     private readonly clock: Clock,
-    private readonly settings: { issuer: string },
+    private readonly settings: {
+      issuer: string;
+      /** the SSO connection an address signs in through, if any (sso/sign-in.ts) */
+      ssoConnectionFor?: (email: string) => Promise<{ id: string } | undefined>;
+    },
   ) {}
 
-  /** Step 1: the address. Whatever it is, the password is asked next. */
+  /** Step 1: the address. Its SSO connection's IdP, if it has one; else, whatever it is, the password. */
   async email(session: Session, rawEmail: string): Promise<Outcome> {
     const key = emailKey(rawEmail);
     if (key === '' || key.length > 254) return { kind: 'failed', message: 'Enter your e-mail address.' };
+    const connection = await this.settings.ssoConnectionFor?.(rawEmail);
+    if (connection) {
+      await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId: connection.id, email: rawEmail.trim() } });
+      return { kind: 'sso', connectionId: connection.id };
+    }
     const user = await this.store.signIn.findSignInRecord(key);
     await this.sessions.setState(session, { ...session.state, signIn: { step: 'password', userId: user?.id ?? '', email: rawEmail.trim() } });
     return { kind: 'next', step: 'password' };

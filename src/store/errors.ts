@@ -10,6 +10,7 @@ const UNIQUE_KEYS: Record<string, UniqueKey> = {
   partner_subscriptions_live_name_uq: 'subscription.name',
   users_email_uq: 'user.email',
   device_authorizations_user_code_key: 'device.userCode',
+  sso_connection_domains_pkey: 'sso.domain',
 };
 
 /** Rethrows a unique-constraint violation (SQLSTATE 23505) of a known index as DuplicateKeyError; anything else as it is. */

@@ -13,6 +13,7 @@ import type { DeviceStore } from '../device/store.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
+import type { SsoStore } from '../sso/store.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
@@ -25,6 +26,7 @@ import { deviceStore } from './device.js';
 import { sessionStore } from './sessions.js';
 import { signInStore } from './signin.js';
 import { userStore } from './users.js';
+import { ssoStore } from './sso.js';
 
 export interface Store {
   tenants: TenantStore;
@@ -36,6 +38,7 @@ export interface Store {
   sessions: SessionStore;
   signIn: SignInStore;
   device: DeviceStore;
+  sso: SsoStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -53,6 +56,7 @@ export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = 
     sessions: sessionStore(db),
     signIn: signInStore(db),
     device: deviceStore(db),
+    sso: ssoStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),

@@ -232,6 +232,87 @@ export interface DeviceAuthorizationsTable {
   requested_from: string | null;
 }
 
+export type SsoConnectionStatus = 'Created' | 'Testing' | 'Enabled' | 'Disabled';
+
+export interface SsoConnectionsTable {
+  id: string;
+  tenant_id: Int8;
+  name: string;
+  type: 'saml';
+  status: SsoConnectionStatus;
+  /** the IdP's entity id (from its metadata), the expected Issuer of its responses */
+  idp_entity_id: string | null;
+  /** the IdP's HTTP-Redirect (or POST) SingleSignOnService */
+  sign_in_endpoint: string | null;
+  metadata_url: string | null;
+  metadata_refreshed_at: NullableTimestamp;
+  /** why the last scheduled refresh failed; null after a success */
+  metadata_refresh_error: string | null;
+  created_by: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SsoConnectionDomainsTable {
+  /** lower-case, IDNA ASCII; the primary key: one connection per domain in the whole service */
+  domain: string;
+  connection_id: string;
+  created_at: Timestamp;
+}
+
+export interface SsoConnectionTestersTable {
+  connection_id: string;
+  email: string;
+  created_at: Timestamp;
+}
+
+export interface SsoCertificatesTable {
+  id: string;
+  connection_id: string;
+  name: string | null;
+  pem: string;
+  fingerprint_sha256: string;
+  issuer: string;
+  subject: string;
+  not_before: Timestamp;
+  expires_at: Timestamp;
+  /** read from the metadata URL (replaced by a refresh) rather than given by hand */
+  from_metadata: boolean;
+  created_at: Timestamp;
+}
+
+export interface SamlRequestsTable {
+  /** the AuthnRequest's ID, which the response's InResponseTo must name */
+  id: string;
+  connection_id: string;
+  /** SHA-256 of the browser session that began the sign-in: only that browser may finish it */
+  session_id_hash: Uint8Array;
+  /** the address the person typed at /login, if any */
+  email: string | null;
+  /** set when the IdP's response was accepted: who signs in */
+  user_id: string | null;
+  /** SHA-256 of the one-time ticket the browser brings back (with its session cookie) to finish */
+  ticket_hash: Uint8Array | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface SamlAssertionsUsedTable {
+  connection_id: string;
+  assertion_id: string;
+  /** kept until the assertion could no longer be accepted anyway */
+  expires_at: Timestamp;
+}
+
+export interface SsoIdentitiesTable {
+  connection_id: string;
+  /** the NameID as the IdP sent it, whole */
+  name_id: string;
+  user_id: string;
+  created_at: Timestamp;
+  last_sign_in_at: NullableTimestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
@@ -251,4 +332,11 @@ export interface Database {
   client_creations: ClientCreationsTable;
   signing_keys: SigningKeysTable;
   audit_events: AuditEventsTable;
+  sso_connections: SsoConnectionsTable;
+  sso_connection_domains: SsoConnectionDomainsTable;
+  sso_connection_testers: SsoConnectionTestersTable;
+  sso_certificates: SsoCertificatesTable;
+  saml_requests: SamlRequestsTable;
+  saml_assertions_used: SamlAssertionsUsedTable;
+  sso_identities: SsoIdentitiesTable;
 }

@@ -102,6 +102,14 @@ disableUser                          | UN   | ok     | FB     | FB     | FB     
 enableUser                           | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 resetUserSignIn                      | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 deleteUser                           | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
+# SSO connections (tenant interface, X-Tenant-Context: C1, on a connection of C1; docs/sso.md)
+ssoConnections                       | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+ssoConnection                        | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+getSSOConnectionConfig               | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+createSSOConnection                  | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+updateSSOConnection                  | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+deleteSSOConnection                  | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+refreshSSOConnectionMetadata         | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
 `;
 
 /** The table as rows: operation -> actor -> expected outcome. Throws on a malformed table. */

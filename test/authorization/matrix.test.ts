@@ -12,6 +12,7 @@ import { credentialSchema } from '../../src/graphql/credential/schema.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
 import { ROOT_CLIENT_ID, startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
+import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, WRITTEN_TABLES, type SeededClient } from '../helpers/seed.js';
 import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
 import { ACTORS, parseTable, TENANT_UPDATE_FIELDS, type ActorName, type Outcome } from './matrix-table.js';
@@ -35,6 +36,8 @@ interface Actor {
 
 interface World {
   t: TestApp;
+  /** an IdP whose metadata URL the SSO connections are configured by */
+  idp: TestIdp;
   root: string;
   P1: string;
   C1: string;
@@ -100,6 +103,13 @@ async function setSupport(w: World, c1: boolean, p1: boolean): Promise<void> {
 
 // GraphQL documents
 const Q = {
+  ssoConnections: `{ ssoConnections { id tenantID } }`,
+  ssoConnection: `query($id: ID!) { ssoConnection(connectionID: $id) { id tenantID } }`,
+  ssoConfig: `query($c: String) { getSSOConnectionConfig(cert: $c) { subject } }`,
+  createSso: `mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }`,
+  updateSso: `mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }`,
+  deleteSso: `mutation($id: ID!) { deleteSSOConnection(connectionID: $id) { id } }`,
+  refreshSso: `mutation($id: ID!) { refreshSSOConnectionMetadata(connectionID: $id) { id } }`,
   tenants: `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids, pageNum: 1}) { count totalCount results { id } } }`,
   partnerSubscriptions: `query($p: ID) { partnerSubscriptions(partner_tenant_id: $p) { id partner_tenant_id } }`,
   services: `query($p: ID) { services(partner_tenant_id: $p) { id owner_tenant_id } }`,
@@ -183,6 +193,8 @@ type State = Record<string, any>;
 interface Op {
   row: string;
   iface: 'tenant' | 'credential';
+  /** a tenant-interface operation that acts in C1 through X-Tenant-Context (the SSO operations) */
+  inC1?: boolean;
   field: string;
   mutation: boolean;
   /** C1's support_enabled before the call, when the operation needs a particular one */
@@ -404,6 +416,101 @@ const USER_OPS: Op[] = [
       assert.equal(await userRow(w, s.user.id), undefined);
       assert.deepEqual(await rows(w, sql`select id from role_assignments where principal_id = ${s.user.id}`), []);
     },
+  },
+];
+
+/** A connection of C1 made by the root Administrator: configured by the test IdP's metadata, or just created. */
+async function freshConnection(w: World, configured = false): Promise<string> {
+  const created = data(await tenantCall(w, w.root, Q.createSso, { c: { name: unique('sso'), type: 'saml', domains: [`${unique('d')}.test`] } }, w.C1))
+    .createSSOConnection.id as string;
+  if (configured) {
+    data(await tenantCall(w, w.root, Q.updateSso, { u: { id: created, samlConfiguration: { metadataURL: w.idp.metadataUrl } } }, w.C1));
+  }
+  return created;
+}
+
+const ssoRow = async (w: World, id: string) => (await rows(w, sql`select * from sso_connections where id = ${id}`))[0];
+
+const SSO_OPS: Op[] = [
+  {
+    row: 'ssoConnections',
+    iface: 'tenant',
+    inC1: true,
+    field: 'ssoConnections',
+    mutation: false,
+    prepare: async (w) => ({ id: await freshConnection(w) }),
+    run: (_w, _s, send) => send(Q.ssoConnections),
+    effect: async (w, s, res) => {
+      const listed = res.body.data.ssoConnections as { id: string; tenantID: string }[];
+      assert.ok(listed.some((c) => c.id === s.id));
+      assert.ok(listed.every((c) => c.tenantID === w.C1));
+    },
+  },
+  {
+    row: 'ssoConnection',
+    iface: 'tenant',
+    inC1: true,
+    field: 'ssoConnection',
+    mutation: false,
+    prepare: async (w) => ({ id: await freshConnection(w) }),
+    run: (_w, s, send) => send(Q.ssoConnection, { id: s.id }),
+    effect: async (w, s, res) => assert.deepEqual(res.body.data.ssoConnection, { id: s.id, tenantID: w.C1 }),
+  },
+  {
+    row: 'getSSOConnectionConfig',
+    iface: 'tenant',
+    inC1: true,
+    field: 'getSSOConnectionConfig',
+    mutation: false,
+    run: (w, _s, send) => send(Q.ssoConfig, { c: w.idp.certificatePem }),
+    effect: async (_w, _s, res) => assert.match(res.body.data.getSSOConnectionConfig.subject, /CN=idp\.test/),
+  },
+  {
+    row: 'createSSOConnection',
+    iface: 'tenant',
+    inC1: true,
+    field: 'createSSOConnection',
+    mutation: true,
+    prepare: async () => ({ name: unique('sso') }),
+    run: (_w, s, send) => send(Q.createSso, { c: { name: s.name, type: 'saml', domains: [`${s.name}.test`] } }),
+    effect: async (w, s, res) => {
+      const row = await ssoRow(w, res.body.data.createSSOConnection.id);
+      assert.deepEqual([row.name, String(row.tenant_id), row.status], [s.name, w.C1, 'Created']);
+    },
+  },
+  {
+    row: 'updateSSOConnection',
+    iface: 'tenant',
+    inC1: true,
+    field: 'updateSSOConnection',
+    mutation: true,
+    prepare: async (w) => ({ id: await freshConnection(w), name: unique('renamed') }),
+    run: (_w, s, send) => send(Q.updateSso, { u: { id: s.id, name: s.name } }),
+    effect: async (w, s) => assert.equal((await ssoRow(w, s.id)).name, s.name),
+  },
+  {
+    row: 'deleteSSOConnection',
+    iface: 'tenant',
+    inC1: true,
+    field: 'deleteSSOConnection',
+    mutation: true,
+    prepare: async (w) => ({ id: await freshConnection(w) }),
+    run: (_w, s, send) => send(Q.deleteSso, { id: s.id }),
+    effect: async (w, s) => assert.equal(await ssoRow(w, s.id), undefined),
+  },
+  {
+    row: 'refreshSSOConnectionMetadata',
+    iface: 'tenant',
+    inC1: true,
+    field: 'refreshSSOConnectionMetadata',
+    mutation: true,
+    prepare: async (w) => {
+      const id = await freshConnection(w, true);
+      w.t.clock.advance(1000);
+      return { id };
+    },
+    run: (_w, s, send) => send(Q.refreshSso, { id: s.id }),
+    effect: async (w, s) => assert.equal((await ssoRow(w, s.id)).metadata_refreshed_at.getTime(), w.t.clock.now().getTime()),
   },
 ];
 
@@ -637,6 +744,7 @@ const OPS: Op[] = [
     },
   },
   ...USER_OPS,
+  ...SSO_OPS,
 ];
 
 /** What a response amounts to: the error code, or ok (a list that leaves the target out: NOT_FOUND). */
@@ -662,7 +770,9 @@ async function runCase(w: World, op: Op, actorName: ActorName, expected: Outcome
   assert.ok(actorName === 'anon' || token, `no token for ${actorName}`);
   // credential calls act in C1: X-Tenant-Context for everyone not at home there
   const send: Send = (doc, variables) =>
-    op.iface === 'tenant' ? tenantCall(w, token, doc, variables) : credCall(w, token, doc, variables, actor.home === w.C1 ? undefined : w.C1);
+    op.iface === 'tenant' && !op.inC1
+      ? tenantCall(w, token, doc, variables)
+      : (op.iface === 'tenant' ? tenantCall : credCall)(w, token, doc, variables, actor.home === w.C1 ? undefined : w.C1);
   // a refused mutation: everything it could write; an allowed one: the audit trail (its effect is checked below)
   const snapshot = () => (expected === 'ok' ? auditCount(w) : fingerprint(w));
   const before = op.mutation ? await snapshot() : undefined;
@@ -738,7 +848,9 @@ describe('authorization matrix: the table covers both schemas', () => {
       assert.equal(cells.anon, 'UNAUTHENTICATED', `${row}: anonymous`);
       // another partner and a sibling never get past "sees"
       for (const outsider of ['P2.adm', 'C2.adm'] as const) {
-        assert.equal(cells[outsider], OPS.find((o) => o.row === row)?.iface === 'credential' ? 'FORBIDDEN' : 'NOT_FOUND', `${row}: ${outsider}`);
+        const op = OPS.find((o) => o.row === row);
+        // acting in C1 through X-Tenant-Context: a context the caller does not see is FORBIDDEN
+        assert.equal(cells[outsider], op?.iface === 'credential' || op?.inC1 ? 'FORBIDDEN' : 'NOT_FOUND', `${row}: ${outsider}`);
       }
     }
     // a tenant cannot lift its own limits
@@ -755,8 +867,9 @@ for (const engine of engines()) {
     const w = {} as World;
 
     before(async () => {
-      const t = await startTestApp({ engine, env: { GATEHOUSE_CLIENT_CREATE_LIMIT: '1000000' } });
+      const t = await startTestApp({ engine, env: { GATEHOUSE_CLIENT_CREATE_LIMIT: '1000000', GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } });
       w.t = t;
+      w.idp = await startTestIdp();
       w.root = await t.rootToken();
       w.P1 = await createTenant(t, '1', { isPartner: true, name: 'P1' });
       w.C1 = await createTenant(t, w.P1, { name: 'C1' });
@@ -805,7 +918,10 @@ for (const engine of engines()) {
       w.npAdmin = await actor(w.NP, [Administrator], { name: 'NP.adm' });
       w.c2Client = await createClient(t, w.root, unique('c2-client'), { roles: [Auditor], tenant: w.C2 });
     });
-    after(() => w.t?.close());
+    after(async () => {
+      await w.t?.close();
+      await w.idp?.close();
+    });
 
     // ---- the matrix, cell by cell
     for (const op of OPS) {

@@ -55,6 +55,13 @@ export const WRITTEN_TABLES = [
   'audit_events',
   'users',
   'user_recovery_codes',
+  'sso_connections',
+  'sso_connection_domains',
+  'sso_connection_testers',
+  'sso_certificates',
+  'saml_requests',
+  'saml_assertions_used',
+  'sso_identities',
 ] as const;
 
 /** Row counts of every table a mutation writes, to prove a rejected request wrote nothing. */

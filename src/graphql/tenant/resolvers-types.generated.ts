@@ -4,6 +4,9 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { TenantPage as TenantPageModel, Tenant as TenantModel, Environment as EnvironmentModel } from '../../tenants/model.js';
 import type { TenantLabel as TenantLabelModel } from '../../labels/model.js';
 import type { Service as ServiceModel, PartnerSubscription as PartnerSubscriptionModel } from '../../subscriptions/model.js';
+import type { SsoConnection as SsoConnectionModel, SsoCertificate as SsoCertificateModel } from '../../sso/model.js';
+import type { IdpConfiguration as IdpConfigurationModel } from '../../sso/idp-configuration.js';
+import type { IdpCertificate as IdpCertificateModel } from '../../sso/certificate.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -41,6 +44,22 @@ export type Query = {
    * vendor's included). Needs a tenant role or Operations in the partner.
    */
   services: Array<Service>;
+  /**
+   * Addition: the acting tenant's SSO connections (`X-Tenant-Context`, else home), oldest first.
+   * Needs Administrator in the tenant or a partner above it.
+   */
+  ssoConnections: Array<SsoConnection>;
+  /**
+   * Addition: one SSO connection of the acting tenant. Another tenant's, or none, is `NOT_FOUND`.
+   * Needs Administrator in the tenant or a partner above it.
+   */
+  ssoConnection: Maybe<SsoConnection>;
+  /**
+   * Reads and checks an IdP's configuration without saving anything: its metadata (fetched from
+   * `metadataURL`, https only, public addresses only, 5 s, 1 MiB) or a signing certificate (`cert`,
+   * PEM or bare base64). Give one of the two. Needs Administrator in the acting tenant.
+   */
+  getSSOConnectionConfig: Maybe<SsoConnectionConfig>;
 };
 
 /** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
@@ -57,6 +76,17 @@ export type QueryPartnerSubscriptionsArgs = {
 /** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
 export type QueryServicesArgs = {
   partner_tenant_id?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
+export type QuerySsoConnectionArgs = {
+  connectionID: Scalars['ID']['input'];
+};
+
+/** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
+export type QueryGetSsoConnectionConfigArgs = {
+  metadataURL?: InputMaybe<Scalars['String']['input']>;
+  cert?: InputMaybe<Scalars['String']['input']>;
 };
 
 /**
@@ -130,6 +160,32 @@ export type Mutation = {
    * Operations in the subscription's partner.
    */
   retirePartnerSubscription: Maybe<PartnerSubscription>;
+  /**
+   * Creates a SAML connection in the acting tenant (`X-Tenant-Context`, else home), in status
+   * `Created`. Configure the IdP with the returned `ssoConnectionParameters`, then give this service
+   * the IdP's side with `updateSSOConnection`. Each domain may belong to one connection in the whole
+   * service (`CONFLICT` otherwise). Needs Administrator in the tenant or a partner above it.
+   */
+  createSSOConnection: Maybe<SsoConnection>;
+  /**
+   * Changes a connection of the acting tenant: its IdP configuration (which moves `Created` to
+   * `Testing`), status, domains and testers. A refused update changes nothing. Status moves are in
+   * docs/sso.md. Needs Administrator in the tenant or a partner above it.
+   */
+  updateSSOConnection: Maybe<SsoConnection>;
+  /**
+   * Deletes a connection of the acting tenant and answers it as it was. Its domains are free again;
+   * people who signed in through it keep their accounts but can no longer sign in through it.
+   * Needs Administrator in the tenant or a partner above it.
+   */
+  deleteSSOConnection: Maybe<SsoConnection>;
+  /**
+   * Addition: reads the connection's metadata URL again now (it is also read every
+   * `GATEHOUSE_SSO_METADATA_REFRESH_HOURS`), replacing the certificates read from it before. Refused,
+   * changing nothing, if the metadata now fails or would leave no unexpired certificate.
+   * Needs Administrator in the tenant or a partner above it.
+   */
+  refreshSSOConnectionMetadata: Maybe<SsoConnection>;
 };
 
 /**
@@ -257,6 +313,46 @@ export type MutationCreatePartnerSubscriptionArgs = {
  */
 export type MutationRetirePartnerSubscriptionArgs = {
   subscription_id: Scalars['ID']['input'];
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationCreateSsoConnectionArgs = {
+  newConnection: NewSsoConnectionInput;
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationUpdateSsoConnectionArgs = {
+  updatedConnection: UpdateSsoConnectionInput;
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationDeleteSsoConnectionArgs = {
+  connectionID: Scalars['ID']['input'];
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationRefreshSsoConnectionMetadataArgs = {
+  connectionID: Scalars['ID']['input'];
 };
 
 /**
@@ -626,6 +722,235 @@ export type InputPartnerSubscription = {
   partner_tenant_id?: InputMaybe<Scalars['ID']['input']>;
 };
 
+/** The kinds of SSO connection. SAML 2.0 is the only one. */
+export type SsoConnectionType =
+  /** SAML 2.0: SP-initiated, HTTP-Redirect to the IdP, HTTP-POST back. */
+  'saml';
+
+/** Where a connection is in its life (docs/sso.md has the moves). */
+export type SsoConnectionStatus =
+  /** Made, the IdP not configured yet. Nobody signs in. */
+  | 'Created'
+  /** The IdP is configured; only the connection's `testers` sign in through it. */
+  | 'Testing'
+  /** Everyone with an address in the connection's domains signs in through it. */
+  | 'Enabled'
+  /** Nobody signs in through it; its settings and domains are kept. */
+  | 'Disabled';
+
+/** A SAML single sign-on connection of a tenant. */
+export type SsoConnection = {
+  /** The connection's id (a UUID). */
+  id: Scalars['ID']['output'];
+  /** Its name, as given. */
+  name: Scalars['String']['output'];
+  /** Its kind: `saml`. */
+  type: SsoConnectionType;
+  /** Where it is in its life; who may sign in through it follows from it (docs/sso.md). */
+  status: SsoConnectionStatus;
+  /** The IdP's name for itself: the entity id read from its metadata (null when configured by hand without `entityID`). */
+  externalName: Maybe<Scalars['String']['output']>;
+  /** The IdP's entity id, which its responses must name as Issuer (null when configured by hand without `entityID`). */
+  externalID: Maybe<Scalars['String']['output']>;
+  /** The environment the connection serves: this deployment's region (`GATEHOUSE_REGION`). */
+  environment: Scalars['String']['output'];
+  /** The tenant the connection belongs to. */
+  tenantID: Scalars['ID']['output'];
+  /** When it was created. */
+  createdAt: Scalars['Time']['output'];
+  /** When it last changed (a scheduled metadata refresh that changes nothing leaves it). */
+  updatedAt: Scalars['Time']['output'];
+  /** The name given to the current signing certificate (`certName` / `signingCertName`), if any. */
+  certName: Maybe<Scalars['String']['output']>;
+  /** When the current signing certificate expires: the usable one that lasts longest. */
+  expiresAt: Maybe<Scalars['Time']['output']>;
+  /** When the current signing certificate became valid. */
+  notBefore: Maybe<Scalars['Time']['output']>;
+  /** The current signing certificate's issuer. */
+  issuer: Maybe<Scalars['String']['output']>;
+  /** The current signing certificate's subject. */
+  subject: Maybe<Scalars['String']['output']>;
+  /** E-mail domains the connection serves (lower case, internationalised names in ASCII form). */
+  domains: Array<Scalars['String']['output']>;
+  /** Addresses that may sign in while the connection is `Testing`. */
+  testers: Array<Scalars['String']['output']>;
+  /** This service's side, to configure at the IdP. */
+  ssoConnectionParameters: SsoConnectionParameters;
+  /** The IdP's side, as configured. */
+  ssoConnectionIDPConfig: SsoConnectionIdpConfig;
+  /** Addition: every signing certificate held (up to three, for an IdP's key rollover), newest first. */
+  certificates: Array<SsoCertificate>;
+  /** Addition: no usable certificate lasts more than 30 days from now (or none is usable): roll the IdP's key over. */
+  certificateExpiresSoon: Scalars['Boolean']['output'];
+  /** Addition: the metadata URL the connection is configured by, if any. */
+  metadataURL: Maybe<Scalars['String']['output']>;
+  /** Addition: when the metadata URL was last read successfully. */
+  metadataRefreshedAt: Maybe<Scalars['Time']['output']>;
+  /** Addition: why the last scheduled read of the metadata URL failed (null after a success). */
+  metadataRefreshError: Maybe<Scalars['String']['output']>;
+};
+
+/** This service's SAML service-provider values for one connection. */
+export type SsoConnectionParameters = {
+  /** The Assertion Consumer Service URL (HTTP-POST): where the IdP posts its response. */
+  postBackURL: Scalars['String']['output'];
+  /** This service's entity id for the connection (the Audience of the IdP's assertions). */
+  entityID: Scalars['String']['output'];
+  /** This service's SP metadata for the connection (XML), for IdPs that import it. */
+  metadataURL: Scalars['String']['output'];
+  /** Where a sign-in through the connection starts (SP-initiated); the IdP's app tile may link to it. */
+  callbackURL: Scalars['String']['output'];
+};
+
+/** The IdP's side of a connection. */
+export type SsoConnectionIdpConfig = {
+  /** The SAML side: the current signing certificate and the sign-in endpoint. */
+  samlConnectionConfiguration: Maybe<SamlConnectionConfiguration>;
+  /** Null for SAML connections; never carries a secret's value. */
+  azureADConnectionConfiguration: Maybe<AzureAdConnectionConfiguration>;
+};
+
+/** The IdP's SAML values as this service uses them. */
+export type SamlConnectionConfiguration = {
+  /** The current signing certificate (PEM). */
+  signingCert: Maybe<Scalars['String']['output']>;
+  /** The IdP's sign-in URL (HTTP-Redirect binding). */
+  signInEndpoint: Maybe<Scalars['String']['output']>;
+};
+
+/** Not used by SAML connections; its secret is never answered. */
+export type AzureAdConnectionConfiguration = {
+  /** Always null (no Azure AD connections). */
+  clientID: Maybe<Scalars['String']['output']>;
+  /** Always null: a secret is never answered. */
+  clientSecret: Maybe<Scalars['String']['output']>;
+  /** Always null (no Azure AD connections). */
+  domain: Maybe<Scalars['String']['output']>;
+};
+
+/** Addition: one IdP signing certificate of a connection. */
+export type SsoCertificate = {
+  /** Its id (a UUID), for `removeCertificates`. */
+  id: Scalars['ID']['output'];
+  /** The name given with it (`certName` / `signingCertName`), if any; none for certificates read from metadata. */
+  name: Maybe<Scalars['String']['output']>;
+  /** PEM. */
+  pem: Scalars['String']['output'];
+  /** SHA-256 fingerprint, hex pairs separated by colons. */
+  fingerprintSHA256: Scalars['String']['output'];
+  /** The certificate's issuer (distinguished name, comma-separated). */
+  issuer: Scalars['String']['output'];
+  /** The certificate's subject (distinguished name, comma-separated). */
+  subject: Scalars['String']['output'];
+  /** Valid from. */
+  notBefore: Scalars['Time']['output'];
+  /** Valid until: responses signed with it are refused after. */
+  expiresAt: Scalars['Time']['output'];
+  /** Read from the metadata URL (replaced on refresh) rather than given by hand. */
+  fromMetadata: Scalars['Boolean']['output'];
+  /** Expired or not yet valid: responses signed with it are refused. */
+  expired: Scalars['Boolean']['output'];
+};
+
+/** What getSSOConnectionConfig read. */
+export type SsoConnectionConfig = {
+  /** The IdP's side as read: the signing certificate that lasts longest and (from metadata) the sign-in endpoint. */
+  ssoConnectionConfiguration: SsoConnectionIdpConfig;
+  /** When the signing certificate (the one that lasts longest) expires. */
+  expiresAt: Maybe<Scalars['Time']['output']>;
+  /** When that certificate became valid. */
+  notBefore: Maybe<Scalars['Time']['output']>;
+  /** That certificate's issuer. */
+  issuer: Maybe<Scalars['String']['output']>;
+  /** That certificate's subject. */
+  subject: Maybe<Scalars['String']['output']>;
+  /** Addition: the IdP's entity id (metadata only). */
+  entityID: Maybe<Scalars['String']['output']>;
+  /** Addition: every signing certificate found (metadata may list several during a key rollover). */
+  certificates: Array<SsoCertificateInfo>;
+};
+
+/** Addition: a certificate as read, before it belongs to a connection. */
+export type SsoCertificateInfo = {
+  /** PEM. */
+  pem: Scalars['String']['output'];
+  /** SHA-256 fingerprint, hex pairs separated by colons. */
+  fingerprintSHA256: Scalars['String']['output'];
+  /** The certificate's issuer. */
+  issuer: Scalars['String']['output'];
+  /** The certificate's subject. */
+  subject: Scalars['String']['output'];
+  /** Valid from. */
+  notBefore: Scalars['Time']['output'];
+  /** Valid until. */
+  expiresAt: Scalars['Time']['output'];
+};
+
+/** A new SSO connection. */
+export type NewSsoConnectionInput = {
+  /** 1-100 characters after trimming, without control or invisible format characters. */
+  name: Scalars['String']['input'];
+  /** `saml`. */
+  type: SsoConnectionType;
+  /** E-mail domains it serves: at least one, at most 100 (e.g. example.com; no @, no scheme). Each belongs to one connection in the whole service. */
+  domains: Array<Scalars['String']['input']>;
+  /** Addresses that may sign in while it is `Testing`; each in one of `domains`. At most 100. */
+  testers?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** A change to an SSO connection; fields left out stay as they are. */
+export type UpdateSsoConnectionInput = {
+  /** The connection (a UUID). */
+  id: Scalars['ID']['input'];
+  /** Addition: a new name. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** A status to move to (docs/sso.md); `Created` moves to `Testing` by itself when configured. */
+  status?: InputMaybe<SsoConnectionStatus>;
+  /** Addresses to add as testers (each in one of the connection's domains). */
+  addTesters?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Testers to remove (each must be one). */
+  removeTesters?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Domains to claim for the connection (`CONFLICT` if another connection serves one). */
+  addDomains?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Domains to give up (each must be the connection's; at least one stays). */
+  removeDomains?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The IdP's side (the shape with `connectionConfiguration`). */
+  connectionConfiguration?: InputMaybe<SsoConnectionConfigurationInput>;
+  /** The IdP's side given directly (the other shape the specification shows); give one of the two. */
+  samlConfiguration?: InputMaybe<SamlConfigurationInput>;
+  /** A name for the `signingCert` given in `samlConfiguration` (same as `signingCertName`). */
+  certName?: InputMaybe<Scalars['String']['input']>;
+  /** A name for the `signingCert` given in `samlConfiguration` (same as `certName`). */
+  signingCertName?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The IdP's side of a connection, by kind. */
+export type SsoConnectionConfigurationInput = {
+  /** The SAML side. */
+  samlConfiguration?: InputMaybe<SamlConfigurationInput>;
+};
+
+/**
+ * The IdP's SAML side: a `metadataURL` (its certificates and sign-in endpoint are read from it, and
+ * again on refresh), or by hand a `signingCert` and a `signInEndpoint` (which stops metadata refresh).
+ */
+export type SamlConfigurationInput = {
+  /** The IdP's metadata URL: https, public addresses only. */
+  metadataURL?: InputMaybe<Scalars['String']['input']>;
+  /** A name for `signingCert`. */
+  signingCertName?: InputMaybe<Scalars['String']['input']>;
+  /** Same as `signingCertName`. */
+  certName?: InputMaybe<Scalars['String']['input']>;
+  /** A signing certificate to add (PEM or bare base64; RSA at least 2048 bits, not SHA-1 signed, not expired). A connection holds up to three. */
+  signingCert?: InputMaybe<Scalars['String']['input']>;
+  /** The IdP's sign-in URL (HTTP-Redirect binding); https. */
+  signInEndpoint?: InputMaybe<Scalars['String']['input']>;
+  /** Addition: the IdP's entity id, checked as the Issuer of its responses (read from metadata when configured by URL). */
+  entityID?: InputMaybe<Scalars['String']['input']>;
+  /** Addition: certificates to remove, by `SSOCertificate.id` (e.g. the old one after a rollover). */
+  removeCertificates?: InputMaybe<Array<Scalars['ID']['input']>>;
+};
+
 export type ResolverTypeWrapper<T> = Promise<T> | T;
 
 export type Resolver<
@@ -705,8 +1030,8 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
-  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TenantsQuery: TenantsQuery;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   TenantEnvironmentFilter: TenantEnvironmentFilter;
@@ -729,6 +1054,20 @@ export type ResolversTypes = {
   InputTenantLabel: InputTenantLabel;
   InputService: InputService;
   InputPartnerSubscription: InputPartnerSubscription;
+  SSOConnectionType: SsoConnectionType;
+  SSOConnectionStatus: SsoConnectionStatus;
+  SSOConnection: ResolverTypeWrapper<SsoConnectionModel>;
+  SSOConnectionParameters: ResolverTypeWrapper<SsoConnectionParameters>;
+  SSOConnectionIDPConfig: ResolverTypeWrapper<SsoConnectionIdpConfig>;
+  SAMLConnectionConfiguration: ResolverTypeWrapper<SamlConnectionConfiguration>;
+  AzureADConnectionConfiguration: ResolverTypeWrapper<AzureAdConnectionConfiguration>;
+  SSOCertificate: ResolverTypeWrapper<SsoCertificateModel>;
+  SSOConnectionConfig: ResolverTypeWrapper<IdpConfigurationModel>;
+  SSOCertificateInfo: ResolverTypeWrapper<IdpCertificateModel>;
+  NewSSOConnectionInput: NewSsoConnectionInput;
+  UpdateSSOConnectionInput: UpdateSsoConnectionInput;
+  SSOConnectionConfigurationInput: SsoConnectionConfigurationInput;
+  SAMLConfigurationInput: SamlConfigurationInput;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -737,8 +1076,8 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   ID: Scalars['ID']['output'];
   Boolean: Scalars['Boolean']['output'];
-  Mutation: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
+  Mutation: Record<PropertyKey, never>;
   TenantsQuery: TenantsQuery;
   Int: Scalars['Int']['output'];
   TenantEnvironmentFilter: TenantEnvironmentFilter;
@@ -759,6 +1098,18 @@ export type ResolversParentTypes = {
   InputTenantLabel: InputTenantLabel;
   InputService: InputService;
   InputPartnerSubscription: InputPartnerSubscription;
+  SSOConnection: SsoConnectionModel;
+  SSOConnectionParameters: SsoConnectionParameters;
+  SSOConnectionIDPConfig: SsoConnectionIdpConfig;
+  SAMLConnectionConfiguration: SamlConnectionConfiguration;
+  AzureADConnectionConfiguration: AzureAdConnectionConfiguration;
+  SSOCertificate: SsoCertificateModel;
+  SSOConnectionConfig: IdpConfigurationModel;
+  SSOCertificateInfo: IdpCertificateModel;
+  NewSSOConnectionInput: NewSsoConnectionInput;
+  UpdateSSOConnectionInput: UpdateSsoConnectionInput;
+  SSOConnectionConfigurationInput: SsoConnectionConfigurationInput;
+  SAMLConfigurationInput: SamlConfigurationInput;
 };
 
 export interface TimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Time'], any> {
@@ -774,6 +1125,9 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
     RequireFields<QueryPartnerSubscriptionsArgs, 'includeRetired'>
   >;
   services?: Resolver<Array<ResolversTypes['Service']>, ParentType, ContextType, Partial<QueryServicesArgs>>;
+  ssoConnections?: Resolver<Array<ResolversTypes['SSOConnection']>, ParentType, ContextType>;
+  ssoConnection?: Resolver<Maybe<ResolversTypes['SSOConnection']>, ParentType, ContextType, RequireFields<QuerySsoConnectionArgs, 'connectionID'>>;
+  getSSOConnectionConfig?: Resolver<Maybe<ResolversTypes['SSOConnectionConfig']>, ParentType, ContextType, Partial<QueryGetSsoConnectionConfigArgs>>;
 };
 
 export type MutationResolvers<
@@ -841,6 +1195,30 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationRetirePartnerSubscriptionArgs, 'subscription_id'>
+  >;
+  createSSOConnection?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationCreateSsoConnectionArgs, 'newConnection'>
+  >;
+  updateSSOConnection?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationUpdateSsoConnectionArgs, 'updatedConnection'>
+  >;
+  deleteSSOConnection?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationDeleteSsoConnectionArgs, 'connectionID'>
+  >;
+  refreshSSOConnectionMetadata?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationRefreshSsoConnectionMetadataArgs, 'connectionID'>
   >;
 };
 
@@ -938,6 +1316,112 @@ export type PartnerSubscriptionResolvers<
   retired_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
 };
 
+export type SsoConnectionResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOConnection'] = ResolversParentTypes['SSOConnection'],
+> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['SSOConnectionType'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['SSOConnectionStatus'], ParentType, ContextType>;
+  externalName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  externalID?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  environment?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  tenantID?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  certName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  notBefore?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  issuer?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subject?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  domains?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  testers?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  ssoConnectionParameters?: Resolver<ResolversTypes['SSOConnectionParameters'], ParentType, ContextType>;
+  ssoConnectionIDPConfig?: Resolver<ResolversTypes['SSOConnectionIDPConfig'], ParentType, ContextType>;
+  certificates?: Resolver<Array<ResolversTypes['SSOCertificate']>, ParentType, ContextType>;
+  certificateExpiresSoon?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  metadataURL?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  metadataRefreshedAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  metadataRefreshError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SsoConnectionParametersResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOConnectionParameters'] = ResolversParentTypes['SSOConnectionParameters'],
+> = {
+  postBackURL?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  entityID?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  metadataURL?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  callbackURL?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type SsoConnectionIdpConfigResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOConnectionIDPConfig'] = ResolversParentTypes['SSOConnectionIDPConfig'],
+> = {
+  samlConnectionConfiguration?: Resolver<Maybe<ResolversTypes['SAMLConnectionConfiguration']>, ParentType, ContextType>;
+  azureADConnectionConfiguration?: Resolver<Maybe<ResolversTypes['AzureADConnectionConfiguration']>, ParentType, ContextType>;
+};
+
+export type SamlConnectionConfigurationResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SAMLConnectionConfiguration'] = ResolversParentTypes['SAMLConnectionConfiguration'],
+> = {
+  signingCert?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  signInEndpoint?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AzureAdConnectionConfigurationResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['AzureADConnectionConfiguration'] = ResolversParentTypes['AzureADConnectionConfiguration'],
+> = {
+  clientID?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  clientSecret?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  domain?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SsoCertificateResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOCertificate'] = ResolversParentTypes['SSOCertificate'],
+> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  pem?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  fingerprintSHA256?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  issuer?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  notBefore?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  fromMetadata?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  expired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type SsoConnectionConfigResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOConnectionConfig'] = ResolversParentTypes['SSOConnectionConfig'],
+> = {
+  ssoConnectionConfiguration?: Resolver<ResolversTypes['SSOConnectionIDPConfig'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  notBefore?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  issuer?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subject?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  entityID?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  certificates?: Resolver<Array<ResolversTypes['SSOCertificateInfo']>, ParentType, ContextType>;
+};
+
+export type SsoCertificateInfoResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSOCertificateInfo'] = ResolversParentTypes['SSOCertificateInfo'],
+> = {
+  pem?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  fingerprintSHA256?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  issuer?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  notBefore?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = GraphQLContext> = {
   Time?: GraphQLScalarType;
   Query?: QueryResolvers<ContextType>;
@@ -949,4 +1433,12 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Service?: ServiceResolvers<ContextType>;
   Partnership?: PartnershipResolvers<ContextType>;
   PartnerSubscription?: PartnerSubscriptionResolvers<ContextType>;
+  SSOConnection?: SsoConnectionResolvers<ContextType>;
+  SSOConnectionParameters?: SsoConnectionParametersResolvers<ContextType>;
+  SSOConnectionIDPConfig?: SsoConnectionIdpConfigResolvers<ContextType>;
+  SAMLConnectionConfiguration?: SamlConnectionConfigurationResolvers<ContextType>;
+  AzureADConnectionConfiguration?: AzureAdConnectionConfigurationResolvers<ContextType>;
+  SSOCertificate?: SsoCertificateResolvers<ContextType>;
+  SSOConnectionConfig?: SsoConnectionConfigResolvers<ContextType>;
+  SSOCertificateInfo?: SsoCertificateInfoResolvers<ContextType>;
 };

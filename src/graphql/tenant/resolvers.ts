@@ -3,6 +3,7 @@
 // Typed by the resolver types generated from schema.graphql (`npm run codegen`): a field or
 // argument renamed in the SDL and not here fails to compile.
 import { supportActive } from '../../access/policy.js';
+import { certificateExpiresSoon, currentCertificate } from '../../sso/model.js';
 import type { LabelInput } from '../../labels/service.js';
 import type { SubscriptionService } from '../../subscriptions/service.js';
 import { enabledIn } from '../../tenants/model.js';
@@ -27,6 +28,9 @@ export const tenantResolvers: Resolvers = {
     partnerSubscriptions: (_, args, ctx) =>
       ctx.services.subscriptions.listSubscriptions(ctx.caller, args.partner_tenant_id, args.includeRetired ?? false),
     services: (_, args, ctx) => ctx.services.subscriptions.listServices(ctx.caller, args.partner_tenant_id),
+    ssoConnections: (_, _args, ctx) => ctx.services.sso.list(ctx.caller),
+    ssoConnection: (_, args, ctx) => ctx.services.sso.get(ctx.caller, args.connectionID),
+    getSSOConnectionConfig: (_, args, ctx) => ctx.services.sso.inspect(ctx.caller, args.metadataURL, args.cert),
   },
   Mutation: {
     createTenant: (_, args, ctx) => ctx.services.tenants.create(ctx.caller, args.newTenant),
@@ -42,6 +46,55 @@ export const tenantResolvers: Resolvers = {
     createService: (_, args, ctx) => ctx.services.subscriptions.createService(ctx.caller, args.service_input),
     createPartnerSubscription: (_, args, ctx) => ctx.services.subscriptions.createSubscription(ctx.caller, args.subscription_input),
     retirePartnerSubscription: (_, args, ctx) => ctx.services.subscriptions.retireSubscription(ctx.caller, args.subscription_id),
+    createSSOConnection: (_, args, ctx) => ctx.services.sso.create(ctx.caller, args.newConnection),
+    updateSSOConnection: (_, args, ctx) => ctx.services.sso.update(ctx.caller, args.updatedConnection),
+    deleteSSOConnection: (_, args, ctx) => ctx.services.sso.delete(ctx.caller, args.connectionID),
+    refreshSSOConnectionMetadata: (_, args, ctx) => ctx.services.sso.refreshMetadata(ctx.caller, args.connectionID),
+  },
+  SSOConnection: {
+    externalName: (c) => c.idpEntityId,
+    externalID: (c) => c.idpEntityId,
+    environment: (_, _args, ctx) => ctx.services.sso.environment,
+    tenantID: (c) => c.tenantId,
+    createdAt: (c) => c.createdAt,
+    updatedAt: (c) => c.updatedAt,
+    certName: (c, _, ctx) => currentCertificate(c, ctx.services.clock.now())?.name ?? null,
+    expiresAt: (c, _, ctx) => currentCertificate(c, ctx.services.clock.now())?.expiresAt ?? null,
+    notBefore: (c, _, ctx) => currentCertificate(c, ctx.services.clock.now())?.notBefore ?? null,
+    issuer: (c, _, ctx) => currentCertificate(c, ctx.services.clock.now())?.issuer ?? null,
+    subject: (c, _, ctx) => currentCertificate(c, ctx.services.clock.now())?.subject ?? null,
+    ssoConnectionParameters: (c, _, ctx) => ctx.services.sso.parameters(c),
+    ssoConnectionIDPConfig: (c, _, ctx) => ({
+      samlConnectionConfiguration: { signingCert: currentCertificate(c, ctx.services.clock.now())?.pem ?? null, signInEndpoint: c.signInEndpoint },
+      azureADConnectionConfiguration: null,
+    }),
+    certificates: (c) => c.certificates,
+    certificateExpiresSoon: (c, _, ctx) => certificateExpiresSoon(c, ctx.services.clock.now()),
+    metadataURL: (c) => c.metadataUrl,
+    metadataRefreshedAt: (c) => c.metadataRefreshedAt,
+    metadataRefreshError: (c) => c.metadataRefreshError,
+  },
+  SSOCertificate: {
+    fingerprintSHA256: (c) => c.fingerprintSha256,
+    expired: (c, _, ctx) => {
+      const now = ctx.services.clock.now();
+      return c.expiresAt <= now || c.notBefore > now;
+    },
+  },
+  SSOConnectionConfig: {
+    ssoConnectionConfiguration: (idp) => ({
+      samlConnectionConfiguration: { signingCert: idp.certificates[0]?.pem ?? null, signInEndpoint: idp.signInEndpoint ?? null },
+      azureADConnectionConfiguration: null,
+    }),
+    expiresAt: (idp) => idp.certificates[0]?.expiresAt ?? null,
+    notBefore: (idp) => idp.certificates[0]?.notBefore ?? null,
+    issuer: (idp) => idp.certificates[0]?.issuer ?? null,
+    subject: (idp) => idp.certificates[0]?.subject ?? null,
+    entityID: (idp) => idp.entityId ?? null,
+    certificates: (idp) => idp.certificates,
+  },
+  SSOCertificateInfo: {
+    fingerprintSHA256: (c) => c.fingerprint256,
   },
   Tenant: {
     created_at: (t) => t.createdAt,

@@ -71,6 +71,13 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
       return entryForm(reply, session, 400, 'That code is not valid, or it expired. Check it, or start again at your command line.');
     const next = approvePath(entry.authorization.userCode);
     if (session.userId) return reply.redirect(next, 303);
+    // the account the CLI named signs in through its SSO connection, if it has one: its IdP does the MFA
+    const email = entry.authorization.loginHint;
+    const connection = await services.ssoSignIn.connectionFor(email);
+    if (connection) {
+      await services.sessions.setState(session, { ...session.state, returnTo: next, signIn: { step: 'sso', connectionId: connection.id, email } });
+      return reply.redirect(`/sso/saml/${connection.id}/login`, 303);
+    }
     return reply.redirect(`/login?return_to=${encodeURIComponent(next)}`, 303);
   });
 

@@ -13,6 +13,7 @@ import type { Outcome } from '../../signin/service.js';
 import { html, type Html, page, type PageOptions, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
 import { registerConsolePages } from './console-pages.js';
 import { registerDevicePages } from './device-pages.js';
+import { registerSsoPages } from './sso-pages.js';
 import { clearSessionCookie, cookieSettings, readCookie, setSessionCookie } from './session-cookie.js';
 
 export interface SignInPageDeps {
@@ -145,6 +146,16 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 </form>`,
           );
         }
+        case 'sso':
+          return send(
+            reply,
+            status,
+            'Sign in with your organisation',
+            html`${problem}
+<p><strong>${step.email}</strong> signs in through your organisation's identity provider.</p>
+<p><a class="button" href="/sso/saml/${step.connectionId}/login">Continue to your organisation's sign-in</a></p>
+<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
+          );
         case 'setup':
           return send(
             reply,
@@ -215,7 +226,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       const form = req.body as Form;
       const step = session.state.signIn?.step ?? 'email';
       let outcome: Outcome;
-      if (step === 'email') outcome = await services.signIn.email(session, form.email ?? '');
+      if (step === 'email' || step === 'sso') outcome = await services.signIn.email(session, form.email ?? '');
       else if (step === 'password') outcome = await services.signIn.password(session, form.password ?? '', req.ip);
       else if (step === 'totp') outcome = await services.signIn.secondFactor(session, form.code ?? '', req.ip);
       else if (step === 'enrol') outcome = await services.signIn.confirmEnrolment(session, form.code ?? '', req.ip);
@@ -223,6 +234,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       switch (outcome.kind) {
         case 'next':
           return reply.redirect('/login', 303);
+        case 'sso':
+          return reply.redirect(`/sso/saml/${outcome.connectionId}/login`, 303);
         case 'restart':
           return restart(reply, session);
         case 'failed':
@@ -284,6 +297,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 
     const kit = { services, send, sessionOf, anonymous, formSession };
     registerDevicePages(scope, kit);
+    registerSsoPages(scope, kit, cookie);
     await registerConsolePages(scope, kit);
   });
 }

@@ -9,6 +9,7 @@ import { users } from './20261124T0900-users.js';
 import { sessions } from './20261124T1000-sessions.js';
 import { deviceAuthorizations } from './20261124T1100-device-authorizations.js';
 import { deviceRequester } from './20261124T1200-device-requester.js';
+import { sso } from './20261125T0900-sso.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T1000-sessions': sessions,
   '20261124T1100-device-authorizations': deviceAuthorizations,
   '20261124T1200-device-requester': deviceRequester,
+  '20261125T0900-sso': sso,
 };

@@ -1,0 +1,77 @@
+// The SAML service-provider endpoints of each SSO connection (docs/sso.md, "Sign-in"):
+//   GET  /sso/saml/:id/metadata  this service's SP metadata for the connection
+//   GET  /sso/saml/:id/login     begins a sign-in: the browser goes to the IdP (HTTP-Redirect)
+//   POST /sso/saml/:id/acs       the IdP's response (HTTP-POST), verified; the browser is sent on
+//   GET  /sso/saml/finish        the browser that began the sign-in comes back with its cookie
+// A refusal is a page that says what happened and what to do; it never echoes the IdP's XML.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { safeReturnPath } from '../../sessions/model.js';
+import { SsoRefusal } from '../../sso/sign-in.js';
+import { html } from './html.js';
+import type { PageKit } from './page-kit.js';
+import { setSessionCookie, type CookieSettings } from './session-cookie.js';
+
+/** The ACS body: a SAMLResponse of 256 KiB of base64 (the most assertion-checks.ts reads) may
+ *  triple when form-encoded; anything larger is refused (413) before it is read. */
+const ACS_BODY_LIMIT = 800 * 1024;
+
+export function registerSsoPages(scope: FastifyInstance, kit: PageKit, cookie: CookieSettings): void {
+  const { services, send } = kit;
+
+  const refused = (reply: FastifyReply, err: unknown) => {
+    if (!(err instanceof SsoRefusal)) throw err;
+    if (err.reason) reply.log.warn({ reason: err.reason }, 'SAML sign-in refused');
+    return send(
+      reply,
+      err.status,
+      'Single sign-on did not work',
+      html`<p class="error" role="alert">${err.message}</p>
+<p><a href="/login">Back to sign-in</a></p>`,
+    );
+  };
+
+  scope.get('/sso/saml/:id/metadata', async (req, reply) => {
+    try {
+      const xml = await services.ssoSignIn.metadata((req.params as { id: string }).id);
+      return reply.type('application/samlmetadata+xml; charset=utf-8').header('cache-control', 'public, max-age=300').send(xml);
+    } catch (err) {
+      return refused(reply, err);
+    }
+  });
+
+  scope.get('/sso/saml/:id/login', async (req, reply) => {
+    const found = await kit.sessionOf(req);
+    const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
+    if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
+    const session = await kit.anonymous(req, reply, returnTo);
+    const step = session.state.signIn;
+    const email = step?.step === 'sso' && step.connectionId === (req.params as { id: string }).id ? step.email : null;
+    try {
+      return reply.redirect(await services.ssoSignIn.start((req.params as { id: string }).id, session, email), 303);
+    } catch (err) {
+      return refused(reply, err);
+    }
+  });
+
+  scope.post('/sso/saml/:id/acs', { bodyLimit: ACS_BODY_LIMIT }, async (req, reply) => {
+    try {
+      const form = (req.body ?? {}) as Record<string, unknown>;
+      const ticket = await services.ssoSignIn.acs((req.params as { id: string }).id, form);
+      // a top-level GET: the browser's SameSite=Lax session cookie comes with it
+      return reply.redirect(`/sso/saml/finish?ticket=${ticket}`, 303);
+    } catch (err) {
+      return refused(reply, err);
+    }
+  });
+
+  scope.get('/sso/saml/finish', async (req, reply) => {
+    try {
+      const session = await kit.sessionOf(req);
+      const issued = await services.ssoSignIn.finish((req.query as Record<string, unknown>).ticket, session);
+      setSessionCookie(reply, cookie, issued.secret);
+      return reply.redirect(session?.state.returnTo ?? '/console', 303);
+    } catch (err) {
+      return refused(reply, err);
+    }
+  });
+}

@@ -1,0 +1,486 @@
+// SSO connection use cases (docs/sso.md): managed in the acting tenant by its Administrators (or a
+// partner's above it). Each checks authorization first, then the input, then writes everything it
+// changes in one transaction with its audit event: a refused update changes nothing.
+import { randomUUID } from 'node:crypto';
+import { assertCan } from '../access/policy.js';
+import type { Caller, Principal } from '../access/principal.js';
+import { principalEvent } from '../audit/model.js';
+import type { AuditStore } from '../audit/store.js';
+import type { Clock } from '../clock.js';
+import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
+import { checkUuid } from '../ids.js';
+import type { IdpCertificate } from './certificate.js';
+import { readIdpConfiguration, type IdpConfiguration } from './idp-configuration.js';
+import {
+  checkConnectionName,
+  checkDomain,
+  checkedSet,
+  checkStatusMove,
+  checkTester,
+  checkType,
+  configured,
+  domainOf,
+  MAX_CERTIFICATES,
+  MAX_DOMAINS,
+  MAX_TESTERS,
+  type SsoCertificate,
+  type SsoConnection,
+  type SsoConnectionStatus,
+} from './model.js';
+import { checkSignInEndpoint } from './endpoint.js';
+import type { SsoConnectionPatch, SsoStore } from './store.js';
+
+export interface SsoStores {
+  sso: SsoStore;
+  audit: AuditStore;
+}
+
+export interface SsoSettings {
+  /** this service's public address: the SP values of every connection are under it */
+  baseUrl: string;
+  /** what `environment` answers: the deployment's region */
+  environment: string;
+  /** how often a metadata URL is read again */
+  metadataRefreshHours: number;
+  /** GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: metadata URLs and sign-in endpoints on loopback/private addresses, http allowed */
+  allowPrivateUrls: boolean;
+  /** reads an IdP's configuration from a metadata URL or a certificate (injected in tests) */
+  readIdp?: (input: { metadataUrl?: string | null; cert?: string | null }, allowPrivateUrls: boolean) => Promise<IdpConfiguration>;
+}
+
+export interface NewSsoConnectionInput {
+  name: string;
+  type: string;
+  domains: readonly string[];
+  testers?: readonly string[] | null;
+}
+
+export interface SamlConfigurationInput {
+  metadataURL?: string | null;
+  signingCert?: string | null;
+  signingCertName?: string | null;
+  certName?: string | null;
+  signInEndpoint?: string | null;
+  entityID?: string | null;
+  removeCertificates?: readonly string[] | null;
+}
+
+export interface UpdateSsoConnectionInput {
+  id: string;
+  name?: string | null;
+  status?: SsoConnectionStatus | null;
+  addTesters?: readonly string[] | null;
+  removeTesters?: readonly string[] | null;
+  addDomains?: readonly string[] | null;
+  removeDomains?: readonly string[] | null;
+  connectionConfiguration?: { samlConfiguration?: SamlConfigurationInput | null } | null;
+  samlConfiguration?: SamlConfigurationInput | null;
+  certName?: string | null;
+  signingCertName?: string | null;
+}
+
+export class SsoService {
+  private readonly readIdp: NonNullable<SsoSettings['readIdp']>;
+
+  constructor(
+    private readonly store: SsoStores & { transaction<T>(fn: (tx: SsoStores) => Promise<T>): Promise<T> },
+    private readonly clock: Clock,
+    private readonly settings: SsoSettings,
+  ) {
+    this.readIdp = settings.readIdp ?? readIdpConfiguration;
+  }
+
+  /** The acting tenant's connections. */
+  async list(caller: Caller): Promise<SsoConnection[]> {
+    assertCan(caller.principal, caller.tenant, 'sso.manage', this.clock.now());
+    return await this.store.sso.listConnections(caller.tenant.id);
+  }
+
+  /** One connection of the acting tenant. */
+  async get(caller: Caller, id: string): Promise<SsoConnection> {
+    assertCan(caller.principal, caller.tenant, 'sso.manage', this.clock.now());
+    return await this.inTenant(caller, id, this.store.sso);
+  }
+
+  async create(caller: Caller, input: NewSsoConnectionInput): Promise<SsoConnection> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'sso.manage', now);
+    const name = checkConnectionName(input.name);
+    const type = checkType(input.type);
+    const domains = checkedSet(input.domains, (d) => checkDomain(d, 'domains'));
+    if (domains.length === 0) throw badInput('domains: name at least one e-mail domain the connection serves', { field: 'domains' });
+    if (domains.length > MAX_DOMAINS) throw badInput(`domains: at most ${MAX_DOMAINS}`, { field: 'domains' });
+    const testers = checkedSet(input.testers, (t) => checkTester(t, 'testers'));
+    if (testers.length > MAX_TESTERS) throw badInput(`testers: at most ${MAX_TESTERS}`, { field: 'testers' });
+    checkTestersInDomains(testers, domains);
+    const id = randomUUID();
+    return await this.store.transaction(async (tx) => {
+      await tx.sso.insertConnection({
+        id,
+        tenantId: caller.tenant.id,
+        name,
+        type,
+        status: 'Created',
+        createdBy: actorId(caller.principal),
+        createdAt: now,
+      });
+      await claimDomains(tx.sso, id, domains, now);
+      await tx.sso.addTesters(id, testers, now);
+      await tx.audit.insertEvent(principalEvent(caller.principal, now, caller.tenant.id, 'sso.created', target(id), { name, domains, testers }));
+      return (await tx.sso.findConnection(id))!;
+    });
+  }
+
+  async update(caller: Caller, input: UpdateSsoConnectionInput): Promise<SsoConnection> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'sso.manage', now);
+    const id = checkUuid(input.id, 'id');
+    // everything that can be checked without the connection is checked first: the IdP is read
+    // (a network fetch) before the transaction, never while holding the connection's row lock
+    const saml = samlInput(input);
+    const name = input.name === null || input.name === undefined ? undefined : checkConnectionName(input.name);
+    const addDomains = checkedSet(input.addDomains, (d) => checkDomain(d, 'addDomains'));
+    const removeDomains = checkedSet(input.removeDomains, (d) => checkDomain(d, 'removeDomains'));
+    const addTesters = checkedSet(input.addTesters, (t) => checkTester(t, 'addTesters'));
+    const removeTesters = checkedSet(input.removeTesters, (t) => checkTester(t, 'removeTesters'));
+    const both = addDomains.filter((d) => removeDomains.includes(d));
+    if (both.length > 0) throw badInput(`addDomains and removeDomains both name ${both.join(', ')}`, { field: 'addDomains' });
+    const bothTesters = addTesters.filter((t) => removeTesters.includes(t));
+    if (bothTesters.length > 0) throw badInput(`addTesters and removeTesters both name ${bothTesters.join(', ')}`, { field: 'addTesters' });
+    await this.inTenant(caller, id, this.store.sso);
+    const idp = saml ? await this.readSaml(saml) : undefined;
+
+    return this.store.transaction(async (tx) => {
+      const before = await this.inTenant(caller, id, tx.sso, true);
+      const patch: SsoConnectionPatch = { updatedAt: now };
+      if (name !== undefined && name !== before.name) patch.name = name;
+
+      // domains and testers
+      const missingDomains = removeDomains.filter((d) => !before.domains.includes(d));
+      if (missingDomains.length > 0)
+        throw badInput(`removeDomains: the connection does not serve ${missingDomains.join(', ')}`, { field: 'removeDomains' });
+      const newDomains = addDomains.filter((d) => !before.domains.includes(d));
+      const domains = [...before.domains.filter((d) => !removeDomains.includes(d)), ...newDomains];
+      if (domains.length === 0)
+        throw badInput('removeDomains: a connection keeps at least one domain (delete the connection instead)', { field: 'removeDomains' });
+      if (domains.length > MAX_DOMAINS) throw badInput(`addDomains: a connection serves at most ${MAX_DOMAINS} domains`, { field: 'addDomains' });
+      const missingTesters = removeTesters.filter((t) => !before.testers.includes(t));
+      if (missingTesters.length > 0)
+        throw badInput(`removeTesters: ${missingTesters.join(', ')} is not a tester of the connection`, { field: 'removeTesters' });
+      const testers = [...before.testers.filter((t) => !removeTesters.includes(t)), ...addTesters.filter((t) => !before.testers.includes(t))];
+      if (testers.length > MAX_TESTERS) throw badInput(`addTesters: a connection has at most ${MAX_TESTERS} testers`, { field: 'addTesters' });
+      checkTestersInDomains(testers, domains);
+
+      // the IdP side
+      let certificates = before.certificates;
+      const added: SsoCertificate[] = [];
+      if (saml) {
+        const removeIds = checkedSet(saml.removeCertificates, (c) => checkUuid(c, 'removeCertificates'));
+        const unknown = removeIds.filter((c) => !certificates.some((have) => have.id === c));
+        if (unknown.length > 0)
+          throw badInput(`removeCertificates: the connection has no certificate ${unknown.join(', ')}`, { field: 'removeCertificates' });
+        certificates = certificates.filter((c) => !removeIds.includes(c.id));
+        if (saml.metadataURL) {
+          // configured by metadata: its signing certificates replace those read from metadata before
+          certificates = certificates.filter((c) => !c.fromMetadata);
+          patch.metadataUrl = saml.metadataURL;
+          patch.metadataRefreshedAt = now;
+          patch.metadataRefreshError = null;
+        } else if (saml.signingCert || saml.signInEndpoint) {
+          // configured by hand from now on: a metadata URL is no longer refreshed
+          if (before.metadataUrl) patch.metadataUrl = null;
+        }
+        if (idp?.entityId !== undefined) patch.idpEntityId = idp.entityId;
+        if (saml.entityID !== undefined && saml.entityID !== null) patch.idpEntityId = checkEntityId(saml.entityID);
+        const endpoint = saml.signInEndpoint ? checkSignInEndpoint(saml.signInEndpoint, this.settings.allowPrivateUrls) : idp?.signInEndpoint;
+        if (endpoint) patch.signInEndpoint = endpoint;
+        for (const cert of idp?.certificates ?? []) {
+          const same = certificates.find((c) => c.fingerprintSha256 === cert.fingerprint256);
+          if (same) continue;
+          if (!saml.metadataURL && cert.expiresAt <= now) {
+            throw badInput(`signingCert expired on ${cert.expiresAt.toISOString()}; give the IdP's current certificate`, { field: 'signingCert' });
+          }
+          added.push(toCertificate(cert, id, now, saml.metadataURL ? null : certNameOf(input, saml), Boolean(saml.metadataURL)));
+        }
+        certificates = [...added, ...certificates];
+        if (certificates.length > MAX_CERTIFICATES) {
+          throw badInput(
+            `a connection holds at most ${MAX_CERTIFICATES} signing certificates; remove one first (removeCertificates with its id, e.g. the one expiring ${oldest(certificates)})`,
+            { field: 'signingCert' },
+          );
+        }
+        if (certificates.length > 0 && certificates.every((c) => c.expiresAt <= now)) {
+          throw badInput("the update would leave the connection with no unexpired signing certificate; add the IdP's current certificate", {
+            field: 'signingCert',
+          });
+        }
+      }
+      const after = { certificates, signInEndpoint: patch.signInEndpoint ?? before.signInEndpoint };
+      const isConfigured = configured(after, now);
+
+      // status: a move asked for is judged from the status before the update (so Enabled comes
+      // after Testing, never in the update that configures); configuring moves Created to Testing
+      let status = before.status;
+      if (input.status && input.status !== before.status) status = checkStatusMove(before.status, input.status, isConfigured);
+      if (status === 'Created' && isConfigured) status = 'Testing';
+      if ((status === 'Testing' || status === 'Enabled') && !isConfigured) {
+        throw badInput(
+          'the update would leave the connection without a usable IdP configuration (a sign-in endpoint and an unexpired signing certificate)',
+          {
+            field: 'samlConfiguration',
+          },
+        );
+      }
+      if (status !== before.status) patch.status = status;
+
+      const removedCertificates = before.certificates.filter((c) => !certificates.includes(c)).map((c) => c.id);
+      await tx.sso.deleteCertificates(id, removedCertificates);
+      await tx.sso.insertCertificates(added);
+      await tx.sso.removeDomains(id, removeDomains);
+      await claimDomains(tx.sso, id, newDomains, now);
+      await tx.sso.removeTesters(id, removeTesters);
+      await tx.sso.addTesters(id, addTesters, now);
+      await tx.sso.updateConnection(id, patch);
+      await tx.audit.insertEvent(
+        principalEvent(caller.principal, now, caller.tenant.id, 'sso.updated', target(id), {
+          ...(patch.status ? { status: { from: before.status, to: patch.status } } : {}),
+          ...(newDomains.length ? { addedDomains: newDomains } : {}),
+          ...(removeDomains.length ? { removedDomains: removeDomains } : {}),
+          ...(addTesters.length ? { addedTesters: addTesters } : {}),
+          ...(removeTesters.length ? { removedTesters: removeTesters } : {}),
+          ...(added.length ? { addedCertificates: added.map((c) => c.fingerprintSha256) } : {}),
+          ...(removedCertificates.length ? { removedCertificates } : {}),
+          ...(patch.metadataUrl !== undefined ? { metadataUrl: patch.metadataUrl } : {}),
+          ...(patch.signInEndpoint ? { signInEndpoint: patch.signInEndpoint } : {}),
+        }),
+      );
+      return (await tx.sso.findConnection(id))!;
+    });
+  }
+
+  async delete(caller: Caller, id: string): Promise<SsoConnection> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'sso.manage', now);
+    const checked = checkUuid(id, 'connectionID');
+    return await this.store.transaction(async (tx) => {
+      const connection = await this.inTenant(caller, checked, tx.sso, true);
+      await tx.sso.deleteConnection(checked);
+      await tx.audit.insertEvent(
+        principalEvent(caller.principal, now, caller.tenant.id, 'sso.deleted', target(checked), {
+          name: connection.name,
+          domains: connection.domains,
+        }),
+      );
+      return connection;
+    });
+  }
+
+  /** refreshSSOConnectionMetadata: the metadata URL read again now; a failure changes nothing. */
+  async refreshMetadata(caller: Caller, id: string): Promise<SsoConnection> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'sso.manage', now);
+    const connection = await this.inTenant(caller, checkUuid(id, 'connectionID'), this.store.sso);
+    if (!connection.metadataUrl) {
+      throw badInput('the connection is not configured by a metadata URL (give samlConfiguration.metadataURL first)', { field: 'connectionID' });
+    }
+    const idp = await this.readIdp({ metadataUrl: connection.metadataUrl }, this.settings.allowPrivateUrls);
+    return this.store.transaction(async (tx) => {
+      const before = await this.inTenant(caller, connection.id, tx.sso, true);
+      const changed = await applyMetadata(tx, before, idp, now);
+      await tx.audit.insertEvent(principalEvent(caller.principal, now, caller.tenant.id, 'sso.metadata_refreshed', target(before.id), changed));
+      return (await tx.sso.findConnection(before.id))!;
+    });
+  }
+
+  /**
+   * The scheduled refresh: connections configured by metadata URL and not read for
+   * `metadataRefreshHours`, a few at a time. A failure is recorded on the connection (shown as
+   * `metadataRefreshError`) and changes nothing else: the certificates held keep working.
+   */
+  async refreshDue(limit = 20): Promise<{ refreshed: number; failed: number }> {
+    const now = this.clock.now();
+    const due = await this.store.sso.connectionsToRefresh(new Date(now.getTime() - this.settings.metadataRefreshHours * 3_600_000), limit);
+    let refreshed = 0;
+    let failed = 0;
+    for (const connection of due) {
+      try {
+        const idp = await this.readIdp({ metadataUrl: connection.metadataUrl }, this.settings.allowPrivateUrls);
+        await this.store.transaction(async (tx) => {
+          const before = await tx.sso.findConnection(connection.id, true);
+          if (!before || before.metadataUrl !== connection.metadataUrl) return;
+          const changed = await applyMetadata(tx, before, idp, now);
+          await tx.audit.insertEvent({
+            occurredAt: now,
+            tenantId: before.tenantId,
+            actor: { kind: 'system', id: 'sso-refresh' },
+            action: 'sso.metadata_refreshed',
+            target: target(before.id),
+            details: changed,
+          });
+        });
+        refreshed += 1;
+      } catch (err) {
+        failed += 1;
+        const reason =
+          err instanceof Error && 'code' in err && (err as { code: string }).code === 'BAD_USER_INPUT'
+            ? err.message
+            : 'the metadata could not be read';
+        await this.store.sso.updateConnection(connection.id, {
+          metadataRefreshedAt: now,
+          metadataRefreshError: reason,
+          updatedAt: connection.updatedAt,
+        });
+      }
+    }
+    return { refreshed, failed };
+  }
+
+  /** This service's SAML values for a connection. */
+  parameters(connection: Pick<SsoConnection, 'id'>): { postBackURL: string; entityID: string; metadataURL: string; callbackURL: string } {
+    return spParameters(this.settings.baseUrl, connection.id);
+  }
+
+  get environment(): string {
+    return this.settings.environment;
+  }
+
+  /** getSSOConnectionConfig: what a metadata URL or a certificate says, checked, changing nothing. */
+  async inspect(caller: Caller, metadataUrl: string | null | undefined, cert: string | null | undefined): Promise<IdpConfiguration> {
+    assertCan(caller.principal, caller.tenant, 'sso.manage', this.clock.now());
+    if (!metadataUrl && !cert)
+      throw badInput("give metadataURL (the IdP's metadata) or cert (its signing certificate, PEM or base64)", { field: 'metadataURL' });
+    if (metadataUrl && cert) throw badInput('give metadataURL or cert, not both', { field: 'cert' });
+    return await this.readIdp({ metadataUrl, cert }, this.settings.allowPrivateUrls);
+  }
+
+  private async readSaml(saml: SamlConfigurationInput): Promise<IdpConfiguration | undefined> {
+    if (saml.metadataURL && (saml.signingCert || saml.signInEndpoint)) {
+      throw badInput('give metadataURL, or signingCert and signInEndpoint, not both: the metadata holds the certificate and the endpoint', {
+        field: 'metadataURL',
+      });
+    }
+    if (saml.metadataURL) return await this.readIdp({ metadataUrl: saml.metadataURL }, this.settings.allowPrivateUrls);
+    if (saml.signingCert) return await this.readIdp({ cert: saml.signingCert }, this.settings.allowPrivateUrls);
+    return undefined;
+  }
+
+  /** The connection if it belongs to the acting tenant; any other is NOT_FOUND, as if it did not exist. */
+  private async inTenant(caller: Caller, id: string, sso: SsoStore, forUpdate = false): Promise<SsoConnection> {
+    const connection = await sso.findConnection(checkUuid(id, 'id'), forUpdate);
+    if (!connection || connection.tenantId !== caller.tenant.id) throw notFound('SSO connection');
+    return connection;
+  }
+}
+
+/** The SP values of a connection, all under the service's base URL. */
+export function spParameters(baseUrl: string, id: string) {
+  const root = `${baseUrl}/sso/saml/${id}`;
+  return { postBackURL: `${root}/acs`, entityID: root, metadataURL: `${root}/metadata`, callbackURL: `${root}/login` };
+}
+
+/**
+ * Replaces the certificates read from metadata before by those it lists now, and takes its entity
+ * id and sign-in endpoint. Refused (BAD_USER_INPUT, nothing written) if that would leave more than
+ * three certificates or no unexpired one.
+ */
+async function applyMetadata(tx: SsoStores, before: SsoConnection, idp: IdpConfiguration, now: Date): Promise<Record<string, unknown>> {
+  const kept = before.certificates.filter((c) => !c.fromMetadata);
+  const fresh = idp.certificates.filter((c) => !kept.some((k) => k.fingerprintSha256 === c.fingerprint256));
+  const unchanged = before.certificates.filter((c) => c.fromMetadata && fresh.some((f) => f.fingerprint256 === c.fingerprintSha256));
+  const added = fresh
+    .filter((f) => !unchanged.some((u) => u.fingerprintSha256 === f.fingerprint256))
+    .map((c) => toCertificate(c, before.id, now, null, true));
+  const certificates = [...added, ...unchanged, ...kept];
+  if (certificates.length > MAX_CERTIFICATES) {
+    throw badInput(`the metadata lists ${fresh.length} signing certificates; a connection holds at most ${MAX_CERTIFICATES}`, {
+      field: 'metadataURL',
+    });
+  }
+  if (!certificates.some((c) => c.expiresAt > now)) throw badInput('the metadata lists no unexpired signing certificate', { field: 'metadataURL' });
+  const removed = before.certificates.filter((c) => c.fromMetadata && !unchanged.includes(c)).map((c) => c.id);
+  await tx.sso.deleteCertificates(before.id, removed);
+  await tx.sso.insertCertificates(added);
+  await tx.sso.updateConnection(before.id, {
+    idpEntityId: idp.entityId ?? before.idpEntityId,
+    signInEndpoint: idp.signInEndpoint ?? before.signInEndpoint,
+    metadataRefreshedAt: now,
+    metadataRefreshError: null,
+    updatedAt: now,
+  });
+  return { addedCertificates: added.map((c) => c.fingerprintSha256), removedCertificates: removed };
+}
+
+/** Which SAML configuration the update carries: under connectionConfiguration or directly (both shapes of the specification). */
+function samlInput(input: UpdateSsoConnectionInput): SamlConfigurationInput | undefined {
+  const nested = input.connectionConfiguration?.samlConfiguration ?? undefined;
+  const direct = input.samlConfiguration ?? undefined;
+  if (nested && direct) {
+    throw badInput('give samlConfiguration once: under connectionConfiguration or directly under the input, not both', {
+      field: 'samlConfiguration',
+    });
+  }
+  const saml = nested ?? direct;
+  const names = [saml?.signingCertName, saml?.certName, input.signingCertName, input.certName].filter((n) => n !== null && n !== undefined);
+  if (new Set(names).size > 1) throw badInput('certName and signingCertName name the same thing; give one value', { field: 'certName' });
+  if (!saml && names.length > 0) throw badInput('certName names a signingCert: give it with samlConfiguration.signingCert', { field: 'certName' });
+  return saml;
+}
+
+function certNameOf(input: UpdateSsoConnectionInput, saml: SamlConfigurationInput): string | null {
+  const name = saml.signingCertName ?? saml.certName ?? input.signingCertName ?? input.certName ?? null;
+  return name === null ? null : checkConnectionName(name);
+}
+
+function checkEntityId(raw: string): string {
+  const value = raw.trim();
+  if (value === '' || value.length > 1024 || /[\s<>"]/.test(value))
+    throw badInput("entityID must be the IdP's entity id (a URI, at most 1024 characters)", { field: 'entityID' });
+  return value;
+}
+
+function checkTestersInDomains(testers: string[], domains: string[]): void {
+  const outside = testers.filter((t) => !domains.includes(domainOf(t) ?? ''));
+  if (outside.length > 0) {
+    throw badInput(`testers must have an address in one of the connection's domains (${domains.join(', ')}); ${outside.join(', ')} has not`, {
+      field: 'testers',
+    });
+  }
+}
+
+async function claimDomains(sso: SsoStore, connectionId: string, domains: string[], now: Date): Promise<void> {
+  const taken = (await sso.domainOwners(domains)).filter((o) => o.connectionId !== connectionId).map((o) => o.domain);
+  if (taken.length > 0) throw domainTaken(taken.join(', '));
+  try {
+    // the primary key settles a race the check above cannot see (two tenants at once)
+    await sso.addDomains(connectionId, domains, now);
+  } catch (err) {
+    if (err instanceof DuplicateKeyError && err.key === 'sso.domain') throw domainTaken('an e-mail domain of the input');
+    throw err;
+  }
+}
+
+const domainTaken = (what: string) =>
+  conflict(`${what} is already served by another SSO connection (a domain belongs to one connection in the whole service); remove it there first`);
+
+function toCertificate(cert: IdpCertificate, connectionId: string, now: Date, name: string | null, fromMetadata: boolean): SsoCertificate {
+  return {
+    id: randomUUID(),
+    connectionId,
+    name,
+    pem: cert.pem,
+    fingerprintSha256: cert.fingerprint256,
+    issuer: cert.issuer,
+    subject: cert.subject,
+    notBefore: cert.notBefore,
+    expiresAt: cert.expiresAt,
+    fromMetadata,
+    createdAt: now,
+  };
+}
+
+function oldest(certificates: SsoCertificate[]): string {
+  return certificates.reduce((a, b) => (b.expiresAt < a.expiresAt ? b : a)).expiresAt.toISOString();
+}
+
+const target = (id: string) => ({ kind: 'sso_connection', id });
+const actorId = (p: Principal) => `${p.kind}:${p.id}`;

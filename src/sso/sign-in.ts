@@ -1,0 +1,310 @@
+// Signing a person in through an SSO connection (docs/sso.md, "Sign-in"): SP-initiated, the
+// browser sent to the IdP by HTTP-Redirect, the response posted back to the connection's ACS.
+//
+// The ACS is posted from the IdP's site, so the SameSite=Lax session cookie does not come with it.
+// The response is verified there; the request it answers names the browser session that began the
+// sign-in, and the ACS sends the browser on (a top-level GET, which carries the cookie) with a
+// one-time ticket to /sso/saml/finish, which signs in only that session. A response carried into
+// another browser (login CSRF) therefore signs nobody in.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { ROLE_IDS } from '../access/roles.js';
+import type { AuditStore } from '../audit/store.js';
+import type { Clock } from '../clock.js';
+import type { Session } from '../sessions/model.js';
+import type { IssuedSession, SessionService } from '../sessions/service.js';
+import type { TenantStore } from '../tenants/store.js';
+import type { Transactional } from '../transaction.js';
+import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
+import type { UserStore } from '../users/store.js';
+import type { Profile } from '@node-saml/node-saml';
+import { checkAssertion, SamlResponseRefused, screenSamlResponse } from './assertion-checks.js';
+import { domainOf, type SsoConnection, usableCertificates } from './model.js';
+import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
+import { spParameters } from './service.js';
+import type { SsoStore } from './store.js';
+
+export interface SsoSignInStores {
+  sso: SsoStore;
+  users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'insertUser' | 'insertRoleAssignments'>;
+  tenants: Pick<TenantStore, 'findScope'>;
+  audit: AuditStore;
+}
+
+/** How long the browser has to bring the ticket back after the ACS accepted the response. */
+const TICKET_TTL_MS = 2 * 60_000;
+
+/** Why a sign-in through a connection did not happen: shown to the person as it is. */
+export class SsoRefusal extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+    /** what was wrong, for the log only (never shown: it may describe the IdP's XML) */
+    readonly reason?: string,
+  ) {
+    super(message);
+    this.name = 'SsoRefusal';
+  }
+}
+
+/** A response refused for what it is: the person is told only that it could not be accepted. */
+const rejected = (reason: string) => new SsoRefusal(REJECTED, 400, reason);
+
+const NOT_AVAILABLE = 'Single sign-on through this connection is not available. Ask your administrator, or sign in with your password.';
+const REJECTED = "The identity provider's answer could not be accepted. Start the sign-in again; if it keeps failing, tell your administrator.";
+
+export class SsoSignInService {
+  constructor(
+    private readonly store: Transactional<SsoSignInStores>,
+    private readonly sessions: SessionService,
+    private readonly clock: Clock,
+    private readonly settings: { baseUrl: string },
+  ) {}
+
+  /**
+   * The connection an address signs in through, if any: its domain is a connection's that is
+   * Enabled, or Testing with the address among its testers. An account that already exists in a
+   * tenant outside the connection's (domains are not verified: docs/sso.md) keeps its own sign-in.
+   */
+  async connectionFor(email: string): Promise<SsoConnection | undefined> {
+    const key = emailKey(email);
+    const domain = domainOf(key);
+    if (!domain) return undefined;
+    const connection = await this.store.sso.connectionForDomain(domain);
+    if (!connection || !admits(connection, key)) return undefined;
+    const user = await this.store.users.findUserByEmail(key);
+    if (user && !(await this.belongs(user.tenantId, connection))) return undefined;
+    return connection;
+  }
+
+  /** Where to send the browser to begin signing in through a connection (an IdP URL). */
+  async start(connectionId: string, session: Session, email: string | null): Promise<string> {
+    const connection = await this.usable(connectionId);
+    const now = this.clock.now();
+    // the request's id, chosen here so that it is stored before the browser can answer it
+    const id = `_${randomBytes(20).toString('hex')}`;
+    const url = await this.sp(connection, id).getAuthorizeUrlAsync('', undefined, {});
+    await this.store.sso.insertSamlRequest({
+      id,
+      connectionId: connection.id,
+      sessionIdHash: session.idHash,
+      email: email === null ? null : emailKey(email),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
+    });
+    return url;
+  }
+
+  /**
+   * The ACS: verifies the IdP's response and records who it signs in; answers the ticket the
+   * browser brings to /sso/saml/finish. Refusals are SsoRefusal with words for the person.
+   */
+  async acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
+    if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
+    const screened = refusedAs(() => screenSamlResponse(form.SAMLResponse as string));
+    const connection = await this.usable(connectionId);
+    const now = this.clock.now();
+    const sp = spParameters(this.settings.baseUrl, connection.id);
+    let profile: Profile | null;
+    try {
+      ({ profile } = await this.sp(connection).validatePostResponseAsync({ SAMLResponse: form.SAMLResponse }));
+    } catch (err) {
+      throw rejected(`node-saml: ${(err as Error).message}`);
+    }
+    const inResponseTo = typeof profile?.inResponseTo === 'string' ? profile.inResponseTo : '';
+    if (!profile || !inResponseTo) throw rejected('no profile or no InResponseTo');
+    // what node-saml leaves to the service provider, read from the assertion its signature covered
+    const verified = profile.getAssertionXml?.();
+    if (!verified) throw rejected('node-saml returned no verified assertion');
+    const accepted = refusedAs(() =>
+      checkAssertion(screened, verified, {
+        acsUrl: sp.postBackURL,
+        idpEntityId: connection.idpEntityId ?? undefined,
+        now,
+        clockSkewMs: CLOCK_SKEW_MS,
+      }),
+    );
+    const request = await this.store.sso.findOpenSamlRequest(connection.id, inResponseTo, now);
+    if (!request) throw rejected('the request it answers is not open');
+    const nameId = accepted.nameId;
+
+    // the NameID, read whole, is the person's address, in one of the connection's domains
+    let key: string;
+    try {
+      key = checkEmail(nameId, 'NameID').key;
+    } catch {
+      throw new SsoRefusal('The identity provider did not send an e-mail address as the NameID. Tell your administrator.');
+    }
+    const domain = domainOf(key);
+    if (!domain || !connection.domains.includes(domain)) {
+      throw new SsoRefusal(`The identity provider signed in ${nameId}, whose domain this connection does not serve. Tell your administrator.`, 403);
+    }
+    if (!admits(connection, key)) {
+      throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
+    }
+
+    const ticket = randomBytes(32).toString('base64url');
+    await this.store.transaction(async (tx) => {
+      if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
+      const userId = await this.userFor(tx, connection, nameId, key, displayNameOf(profile), now);
+      if (!(await tx.sso.completeSamlRequest(request.id, userId, hashTicket(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
+        throw rejected('the request was answered already');
+      }
+    });
+    return ticket;
+  }
+
+  /** /sso/saml/finish: the browser that began the sign-in brings the ticket; its session is signed in. */
+  async finish(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
+    if (typeof ticket !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
+    const now = this.clock.now();
+    const done = await this.store.sso.takeCompletedSamlRequest(hashTicket(ticket), now);
+    if (!done) throw new SsoRefusal('This sign-in has expired or was already used. Start again.');
+    if (!session || session.userId !== null || !Buffer.from(done.sessionIdHash).equals(Buffer.from(session.idHash))) {
+      throw new SsoRefusal('This sign-in was started in another browser. Start again here.', 403);
+    }
+    const user = await this.store.users.findUser(done.userId);
+    if (!user || user.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
+    return this.sessions.signIn(session, user.id, session.state.returnTo ?? '/console');
+  }
+
+  /** This service's SP metadata for a connection (any status but deleted). */
+  async metadata(connectionId: string): Promise<string> {
+    const connection = await this.store.sso.findConnection(connectionId);
+    if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
+    return spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
+  }
+
+  /** The connection if it can sign anyone in now; else a refusal that says why. */
+  private async usable(connectionId: string): Promise<SsoConnection> {
+    const connection = /^[0-9a-f-]{36}$/.test(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
+    if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
+    if (connection.status !== 'Testing' && connection.status !== 'Enabled') throw new SsoRefusal(NOT_AVAILABLE, 403);
+    const now = this.clock.now();
+    if (!connection.signInEndpoint) throw new SsoRefusal(NOT_AVAILABLE, 403);
+    if (usableCertificates(connection, now).length === 0) {
+      const last = connection.certificates.reduce<Date | undefined>((a, c) => (a && a > c.expiresAt ? a : c.expiresAt), undefined);
+      throw new SsoRefusal(
+        `This connection's identity-provider certificate ${last && last <= now ? `expired on ${last.toISOString().slice(0, 10)}` : 'is not valid yet'}, so nobody can sign in through it. Ask your administrator to add the identity provider's current certificate.`,
+        403,
+      );
+    }
+    return connection;
+  }
+
+  private sp(connection: SsoConnection, requestId?: string) {
+    const now = this.clock.now();
+    return serviceProvider(
+      connection,
+      spParameters(this.settings.baseUrl, connection.id),
+      usableCertificates(connection, now).map((c) => c.pem),
+      this.store.sso,
+      () => this.clock.now(),
+      requestId,
+    );
+  }
+
+  /** Whether a user whose home is `tenantId` belongs to the connection's tenant (it or below). */
+  private async belongs(tenantId: string, connection: SsoConnection, tenants = this.store.tenants): Promise<boolean> {
+    if (tenantId === connection.tenantId) return true;
+    const scope = await tenants.findScope(tenantId);
+    return scope?.path.split('.').includes(connection.tenantId) === true;
+  }
+
+  /**
+   * The user a (connection, NameID) pair is: the one it signed in as before; else the account
+   * with that address if it belongs to the connection's tenant (it is linked); else a new user of
+   * the connection's tenant with the Analyst role (docs/sso.md). An account of another tenant
+   * with the address is never taken over.
+   */
+  private async userFor(
+    tx: SsoSignInStores,
+    connection: SsoConnection,
+    nameId: string,
+    key: string,
+    displayName: string,
+    now: Date,
+  ): Promise<string> {
+    const known = await tx.sso.findIdentity(connection.id, nameId);
+    if (known) {
+      const user = await tx.users.findUser(known.userId);
+      if (!user || user.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
+      await tx.sso.touchIdentity(connection.id, nameId, now);
+      return user.id;
+    }
+    const existing = await tx.users.findUserByEmail(key);
+    if (existing) {
+      if (!(await this.belongs(existing.tenantId, connection, tx.tenants))) {
+        throw new SsoRefusal(
+          'An account with this address exists in another organisation, so it cannot sign in through this connection. Sign in with your password.',
+          403,
+        );
+      }
+      if (existing.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
+      await tx.sso.insertIdentity(connection.id, nameId, existing.id, now);
+      await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', existing.id, { nameId }));
+      return existing.id;
+    }
+    const id = randomUUID();
+    const { email } = checkEmail(nameId, 'NameID');
+    await tx.users.insertUser({
+      id,
+      tenantId: connection.tenantId,
+      email,
+      emailNormalized: key,
+      displayName,
+      passwordHash: null,
+      setupTokenHash: null,
+      setupExpiresAt: null,
+      createdAt: now,
+      createdBy: null,
+    });
+    await tx.users.insertRoleAssignments([
+      { id: randomUUID(), tenantId: connection.tenantId, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: id, createdAt: now },
+    ]);
+    await tx.sso.insertIdentity(connection.id, nameId, id, now);
+    await tx.audit.insertEvent(systemEvent(connection, now, 'user.created', id, { email, roles: [ROLE_IDS.Analyst], via: 'sso' }));
+    return id;
+  }
+}
+
+/** Runs a check of assertion-checks.ts, its refusal turned into the page's. */
+function refusedAs<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof SamlResponseRefused) throw rejected(`${err.reason}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Whether the connection lets this address in now: Enabled for everyone, Testing for its testers. */
+function admits(connection: SsoConnection, key: string): boolean {
+  return connection.status === 'Enabled' || (connection.status === 'Testing' && connection.testers.includes(key));
+}
+
+/** A display name from the usual attributes, if one passes the name rules; else none. */
+function displayNameOf(profile: Record<string, unknown>): string {
+  for (const key of ['displayName', 'http://schemas.microsoft.com/identity/claims/displayname', 'name']) {
+    const value = profile[key];
+    if (typeof value !== 'string') continue;
+    try {
+      return checkDisplayName(value);
+    } catch {}
+  }
+  return '';
+}
+
+function hashTicket(ticket: string): Buffer {
+  return createHash('sha256').update(ticket).digest();
+}
+
+function systemEvent(connection: SsoConnection, at: Date, action: string, userId: string, details: Record<string, unknown>) {
+  return {
+    occurredAt: at,
+    tenantId: connection.tenantId,
+    actor: { kind: 'system' as const, id: `sso:${connection.id}` },
+    action,
+    target: { kind: 'user', id: userId },
+    details,
+  };
+}

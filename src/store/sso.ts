@@ -1,0 +1,279 @@
+// SsoStore on Kysely (both engines).
+import type { Kysely, Selectable } from 'kysely';
+import type { SsoCertificate, SsoConnection } from '../sso/model.js';
+import type { SsoStore } from '../sso/store.js';
+import { rethrowUnique } from './errors.js';
+import type { Database } from './schema.js';
+
+const connectionColumns = [
+  'id',
+  'tenant_id',
+  'name',
+  'type',
+  'status',
+  'idp_entity_id',
+  'sign_in_endpoint',
+  'metadata_url',
+  'metadata_refreshed_at',
+  'metadata_refresh_error',
+  'created_by',
+  'created_at',
+  'updated_at',
+] as const;
+
+type ConnectionRow = Selectable<Database['sso_connections']>;
+
+export function ssoStore(db: Kysely<Database>): SsoStore {
+  /** the connections of these rows, each with its domains, testers and certificates (3 queries) */
+  async function complete(rows: ConnectionRow[]): Promise<SsoConnection[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const [domains, testers, certificates] = await Promise.all([
+      db.selectFrom('sso_connection_domains').select(['connection_id', 'domain']).where('connection_id', 'in', ids).orderBy('domain').execute(),
+      db.selectFrom('sso_connection_testers').select(['connection_id', 'email']).where('connection_id', 'in', ids).orderBy('email').execute(),
+      db.selectFrom('sso_certificates').selectAll().where('connection_id', 'in', ids).orderBy('created_at', 'desc').orderBy('id').execute(),
+    ]);
+    return rows.map((r) => ({
+      id: r.id,
+      tenantId: String(r.tenant_id),
+      name: r.name,
+      type: r.type,
+      status: r.status,
+      idpEntityId: r.idp_entity_id,
+      signInEndpoint: r.sign_in_endpoint,
+      metadataUrl: r.metadata_url,
+      metadataRefreshedAt: r.metadata_refreshed_at,
+      metadataRefreshError: r.metadata_refresh_error,
+      createdBy: r.created_by,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      domains: domains.filter((d) => d.connection_id === r.id).map((d) => d.domain),
+      testers: testers.filter((t) => t.connection_id === r.id).map((t) => t.email),
+      certificates: certificates
+        .filter((c) => c.connection_id === r.id)
+        .map(
+          (c): SsoCertificate => ({
+            id: c.id,
+            connectionId: c.connection_id,
+            name: c.name,
+            pem: c.pem,
+            fingerprintSha256: c.fingerprint_sha256,
+            issuer: c.issuer,
+            subject: c.subject,
+            notBefore: c.not_before as Date,
+            expiresAt: c.expires_at as Date,
+            fromMetadata: c.from_metadata,
+            createdAt: c.created_at as Date,
+          }),
+        ),
+    }));
+  }
+
+  const selectConnections = () => db.selectFrom('sso_connections').select(connectionColumns);
+
+  return {
+    async findConnection(id, forUpdate = false) {
+      let q = selectConnections().where('id', '=', id);
+      if (forUpdate) q = q.forUpdate();
+      const row = await q.executeTakeFirst();
+      return row ? (await complete([row]))[0] : undefined;
+    },
+    async listConnections(tenantId) {
+      const rows = await selectConnections().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+      return complete(rows);
+    },
+    async connectionForDomain(domain) {
+      const row = await selectConnections()
+        .where('id', '=', (eb) => eb.selectFrom('sso_connection_domains').select('connection_id').where('domain', '=', domain))
+        .executeTakeFirst();
+      return row ? (await complete([row]))[0] : undefined;
+    },
+    async connectionsToRefresh(before, limit) {
+      const rows = await selectConnections()
+        .where('metadata_url', 'is not', null)
+        .where('status', '!=', 'Disabled')
+        .where((eb) => eb.or([eb('metadata_refreshed_at', 'is', null), eb('metadata_refreshed_at', '<', before)]))
+        .orderBy('metadata_refreshed_at')
+        .limit(limit)
+        .execute();
+      return complete(rows);
+    },
+    async insertConnection(row) {
+      await db
+        .insertInto('sso_connections')
+        .values({
+          id: row.id,
+          tenant_id: row.tenantId,
+          name: row.name,
+          type: row.type,
+          status: row.status,
+          idp_entity_id: null,
+          sign_in_endpoint: null,
+          metadata_url: null,
+          metadata_refreshed_at: null,
+          metadata_refresh_error: null,
+          created_by: row.createdBy,
+          created_at: row.createdAt,
+          updated_at: row.createdAt,
+        })
+        .execute();
+    },
+    async updateConnection(id, p) {
+      await db
+        .updateTable('sso_connections')
+        .set({
+          ...(p.name !== undefined ? { name: p.name } : {}),
+          ...(p.status !== undefined ? { status: p.status } : {}),
+          ...(p.idpEntityId !== undefined ? { idp_entity_id: p.idpEntityId } : {}),
+          ...(p.signInEndpoint !== undefined ? { sign_in_endpoint: p.signInEndpoint } : {}),
+          ...(p.metadataUrl !== undefined ? { metadata_url: p.metadataUrl } : {}),
+          ...(p.metadataRefreshedAt !== undefined ? { metadata_refreshed_at: p.metadataRefreshedAt } : {}),
+          ...(p.metadataRefreshError !== undefined ? { metadata_refresh_error: p.metadataRefreshError } : {}),
+          updated_at: p.updatedAt,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+    async deleteConnection(id) {
+      await db.deleteFrom('sso_connections').where('id', '=', id).execute();
+    },
+    async addDomains(connectionId, domains, now) {
+      if (domains.length === 0) return;
+      await db
+        .insertInto('sso_connection_domains')
+        .values(domains.map((domain) => ({ domain, connection_id: connectionId, created_at: now })))
+        .execute()
+        .catch(rethrowUnique);
+    },
+    async removeDomains(connectionId, domains) {
+      if (domains.length === 0) return;
+      await db.deleteFrom('sso_connection_domains').where('connection_id', '=', connectionId).where('domain', 'in', domains).execute();
+    },
+    async domainOwners(domains) {
+      if (domains.length === 0) return [];
+      const rows = await db.selectFrom('sso_connection_domains').select(['domain', 'connection_id']).where('domain', 'in', domains).execute();
+      return rows.map((r) => ({ domain: r.domain, connectionId: r.connection_id }));
+    },
+    async addTesters(connectionId, emails, now) {
+      if (emails.length === 0) return;
+      await db
+        .insertInto('sso_connection_testers')
+        .values(emails.map((email) => ({ connection_id: connectionId, email, created_at: now })))
+        .onConflict((oc) => oc.columns(['connection_id', 'email']).doNothing())
+        .execute();
+    },
+    async removeTesters(connectionId, emails) {
+      if (emails.length === 0) return;
+      await db.deleteFrom('sso_connection_testers').where('connection_id', '=', connectionId).where('email', 'in', emails).execute();
+    },
+    async insertCertificates(certificates) {
+      if (certificates.length === 0) return;
+      await db
+        .insertInto('sso_certificates')
+        .values(
+          certificates.map((c) => ({
+            id: c.id,
+            connection_id: c.connectionId,
+            name: c.name,
+            pem: c.pem,
+            fingerprint_sha256: c.fingerprintSha256,
+            issuer: c.issuer,
+            subject: c.subject,
+            not_before: c.notBefore,
+            expires_at: c.expiresAt,
+            from_metadata: c.fromMetadata,
+            created_at: c.createdAt,
+          })),
+        )
+        .execute();
+    },
+    async deleteCertificates(connectionId, ids) {
+      if (ids.length === 0) return;
+      await db.deleteFrom('sso_certificates').where('connection_id', '=', connectionId).where('id', 'in', ids).execute();
+    },
+    async insertSamlRequest(row) {
+      await db
+        .insertInto('saml_requests')
+        .values({
+          id: row.id,
+          connection_id: row.connectionId,
+          session_id_hash: row.sessionIdHash,
+          email: row.email,
+          created_at: row.createdAt,
+          expires_at: row.expiresAt,
+        })
+        .execute();
+    },
+    async findOpenSamlRequest(connectionId, id, now) {
+      const row = await db
+        .selectFrom('saml_requests')
+        .selectAll()
+        .where('id', '=', id)
+        .where('connection_id', '=', connectionId)
+        .where('user_id', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row
+        ? {
+            id: row.id,
+            connectionId: row.connection_id,
+            sessionIdHash: row.session_id_hash,
+            email: row.email,
+            createdAt: row.created_at as Date,
+            expiresAt: row.expires_at as Date,
+          }
+        : undefined;
+    },
+    async completeSamlRequest(id, userId, ticketHash, expiresAt) {
+      const done = await db
+        .updateTable('saml_requests')
+        .set({ user_id: userId, ticket_hash: ticketHash, expires_at: expiresAt })
+        .where('id', '=', id)
+        .where('user_id', 'is', null)
+        .executeTakeFirst();
+      return Number(done.numUpdatedRows) === 1;
+    },
+    async takeCompletedSamlRequest(ticketHash, now) {
+      const row = await db.deleteFrom('saml_requests').where('ticket_hash', '=', ticketHash).returningAll().executeTakeFirst();
+      if (!row || row.user_id === null || (row.expires_at as Date) <= now) return undefined;
+      return { connectionId: row.connection_id, sessionIdHash: row.session_id_hash, userId: row.user_id };
+    },
+    async useAssertion(connectionId, assertionId, expiresAt) {
+      const inserted = await db
+        .insertInto('saml_assertions_used')
+        .values({ connection_id: connectionId, assertion_id: assertionId, expires_at: expiresAt })
+        .onConflict((oc) => oc.columns(['connection_id', 'assertion_id']).doNothing())
+        .returning('assertion_id')
+        .executeTakeFirst();
+      return inserted !== undefined;
+    },
+    async findIdentity(connectionId, nameId) {
+      const row = await db
+        .selectFrom('sso_identities')
+        .select('user_id')
+        .where('connection_id', '=', connectionId)
+        .where('name_id', '=', nameId)
+        .executeTakeFirst();
+      return row ? { userId: row.user_id } : undefined;
+    },
+    async insertIdentity(connectionId, nameId, userId, now) {
+      await db
+        .insertInto('sso_identities')
+        .values({ connection_id: connectionId, name_id: nameId, user_id: userId, created_at: now, last_sign_in_at: now })
+        .execute();
+    },
+    async touchIdentity(connectionId, nameId, now) {
+      await db
+        .updateTable('sso_identities')
+        .set({ last_sign_in_at: now })
+        .where('connection_id', '=', connectionId)
+        .where('name_id', '=', nameId)
+        .execute();
+    },
+    async purgeExpired(now) {
+      const requests = await db.deleteFrom('saml_requests').where('expires_at', '<=', now).executeTakeFirst();
+      const assertions = await db.deleteFrom('saml_assertions_used').where('expires_at', '<=', now).executeTakeFirst();
+      return Number(requests.numDeletedRows) + Number(assertions.numDeletedRows);
+    },
+  };
+}

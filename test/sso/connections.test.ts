@@ -1,0 +1,395 @@
+// SSO connections on the tenant interface (docs/sso.md): what a tenant Administrator notices when
+// creating, configuring (by a real IdP's metadata URL, or by hand), moving through the statuses,
+// rolling certificates over, and deleting. Who may call what is the authorization matrix's.
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
+import { RunningClock } from '../helpers/browser.js';
+import { engines } from '../helpers/engines.js';
+import { makeCertificate } from '../helpers/openssl.js';
+import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
+import { rowCounts } from '../helpers/seed.js';
+import { createTenant } from '../helpers/tenants.js';
+
+const FIELDS = `id name type status externalName externalID environment tenantID createdAt updatedAt certName expiresAt notBefore issuer subject
+  domains testers certificateExpiresSoon metadataURL metadataRefreshedAt metadataRefreshError
+  ssoConnectionParameters { postBackURL entityID metadataURL callbackURL }
+  ssoConnectionIDPConfig { samlConnectionConfiguration { signingCert signInEndpoint } azureADConnectionConfiguration { clientID clientSecret domain } }
+  certificates { id name pem fingerprintSHA256 issuer subject notBefore expiresAt fromMetadata expired }`;
+const CREATE = `mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { ${FIELDS} } }`;
+const UPDATE = `mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { ${FIELDS} } }`;
+const DELETE = `mutation($id: ID!) { deleteSSOConnection(connectionID: $id) { id name domains } }`;
+const REFRESH = `mutation($id: ID!) { refreshSSOConnectionMetadata(connectionID: $id) { ${FIELDS} } }`;
+const LIST = `{ ssoConnections { id name status domains certificateExpiresSoon } }`;
+const ONE = `query($id: ID!) { ssoConnection(connectionID: $id) { ${FIELDS} } }`;
+const CONFIG = `query($m: String, $c: String) { getSSOConnectionConfig(metadataURL: $m, cert: $c) {
+  ssoConnectionConfiguration { samlConnectionConfiguration { signingCert signInEndpoint } azureADConnectionConfiguration { clientID } }
+  expiresAt notBefore issuer subject entityID certificates { pem fingerprintSHA256 expiresAt }
+} }`;
+
+const errorCode = (res: Response) => res.body.errors?.[0]?.extensions?.code;
+
+for (const engine of engines()) {
+  describe(`SSO connections (${engine})`, () => {
+    let t: TestApp;
+    let idp: TestIdp;
+    let tenant: string;
+    let other: string;
+    let n = 0;
+    const domain = () => `corp${++n}.test`;
+
+    before(async () => {
+      // certificates are made during the test, valid from the moment they are made: the service's
+      // clock runs with real time (and is moved on where days must pass)
+      [t, idp] = await Promise.all([
+        startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
+        startTestIdp(),
+      ]);
+
+      tenant = await createTenant(t, '1', { name: 'Acme' });
+      other = await createTenant(t, '1', { name: 'Globex' });
+    });
+    after(async () => {
+      await Promise.all([t.close(), idp.close()]);
+    });
+
+    // a fresh token each time: some tests move the clock on by days
+    const call = async (query: string, variables: Record<string, unknown> = {}, inTenant = tenant) =>
+      t.gql(await t.rootToken(), query, variables, { path: '/public/query', tenant: inTenant });
+    const ok = async (query: string, variables: Record<string, unknown> = {}, inTenant = tenant) => {
+      const res = await call(query, variables, inTenant);
+      assert.equal(res.body.errors, undefined, res.text);
+      return res.body.data;
+    };
+    const create = async (extra: Record<string, unknown> = {}, inTenant = tenant) =>
+      (await ok(CREATE, { c: { name: 'Acme IdP', type: 'saml', domains: [domain()], ...extra } }, inTenant)).createSSOConnection;
+    const update = async (u: Record<string, unknown>) => (await ok(UPDATE, { u })).updateSSOConnection;
+    const byMetadata = (id: string) => update({ id, connectionConfiguration: { samlConfiguration: { metadataURL: idp.metadataUrl } } });
+    /** every row of the SSO tables, to compare before and after a refused call */
+    const ssoRows = async () =>
+      JSON.stringify(
+        await Promise.all(
+          (['sso_connections', 'sso_connection_domains', 'sso_connection_testers', 'sso_certificates'] as const).map((table) =>
+            t.db.kysely
+              .selectFrom(table)
+              .selectAll()
+              .execute()
+              .then((rows) => rows.map((r) => JSON.stringify(r)).sort()),
+          ),
+        ),
+      );
+    /** a refused call: its code, and nothing written */
+    const refused = async (query: string, variables: Record<string, unknown>, code: string, message?: RegExp, inTenant = tenant) => {
+      const [counts, rows] = [await rowCounts(t), await ssoRows()];
+      const res = await call(query, variables, inTenant);
+      assert.equal(errorCode(res), code, res.text);
+      if (message) assert.match(res.body.errors[0].message, message);
+      assert.deepEqual(await rowCounts(t), counts, 'a refused call writes nothing');
+      assert.equal(await ssoRows(), rows, 'a refused call changes nothing');
+      return res;
+    };
+
+    it("creates a connection in Created with this service's SAML values, normalised domains and testers", async () => {
+      const c = await create({ name: '  Acme   Okta ', domains: ['Acme.EXAMPLE.', 'straße.de'], testers: ['IT-Admin@acme.example'] });
+      const root = `${TEST_BASE_URL}/sso/saml/${c.id}`;
+      assert.deepEqual(
+        { ...c, createdAt: undefined, updatedAt: undefined, id: undefined },
+        {
+          id: undefined,
+          name: 'Acme Okta',
+          type: 'saml',
+          status: 'Created',
+          externalName: null,
+          externalID: null,
+          environment: t.config.region,
+          tenantID: tenant,
+          createdAt: undefined,
+          updatedAt: undefined,
+          certName: null,
+          expiresAt: null,
+          notBefore: null,
+          issuer: null,
+          subject: null,
+          domains: ['acme.example', 'xn--strae-oqa.de'],
+          testers: ['it-admin@acme.example'],
+          certificateExpiresSoon: false,
+          metadataURL: null,
+          metadataRefreshedAt: null,
+          metadataRefreshError: null,
+          ssoConnectionParameters: { postBackURL: `${root}/acs`, entityID: root, metadataURL: `${root}/metadata`, callbackURL: `${root}/login` },
+          ssoConnectionIDPConfig: { samlConnectionConfiguration: { signingCert: null, signInEndpoint: null }, azureADConnectionConfiguration: null },
+          certificates: [],
+        },
+      );
+      const events = await t.db.kysely.selectFrom('audit_events').select('action').where('target_id', '=', c.id).execute();
+      assert.deepEqual(
+        events.map((e) => e.action),
+        ['sso.created'],
+      );
+      // this service's SP metadata for it, at metadataURL
+      const md = await t.request({ method: 'GET', url: `/sso/saml/${c.id}/metadata` });
+      assert.equal(md.status, 200);
+      assert.match(String(md.headers['content-type']), /^application\/samlmetadata\+xml/);
+      assert.match(md.text, new RegExp(`entityID="${root}"`));
+      assert.match(md.text, new RegExp(`Location="${root}/acs"`));
+    });
+
+    it('refuses a connection without domains, with a malformed domain or tester, or of another type, writing nothing', async () => {
+      const input = (c: Record<string, unknown>) => ({ c: { name: 'x', type: 'saml', domains: [domain()], ...c } });
+      await refused(CREATE, input({ domains: [] }), 'BAD_USER_INPUT', /at least one e-mail domain/);
+      for (const bad of ['example', 'https://example.com', 'a@example.com', '10.0.0.1', 'exa mple.com', '-x.example.com']) {
+        await refused(CREATE, input({ domains: [bad] }), 'BAD_USER_INPUT', /is not an e-mail domain/);
+      }
+      await refused(CREATE, input({ testers: ['not-an-address'] }), 'BAD_USER_INPUT');
+      await refused(
+        CREATE,
+        input({ domains: ['acme.test'], testers: ['bob@elsewhere.test'] }),
+        'BAD_USER_INPUT',
+        /in one of the connection's domains/,
+      );
+      await refused(CREATE, { c: { name: 'x', type: 'oidc', domains: [domain()] } }, 'BAD_USER_INPUT');
+    });
+
+    it('gives a domain to one connection in the whole service, also when two tenants claim it at once', async () => {
+      const d = domain();
+      await create({ domains: [d] });
+      await refused(
+        CREATE,
+        { c: { name: 'mine too', type: 'saml', domains: [d.toUpperCase()] } },
+        'CONFLICT',
+        /already served by another SSO connection/,
+        other,
+      );
+      const raced = domain();
+      const results = await Promise.all(
+        [tenant, other].map((inTenant) => call(CREATE, { c: { name: 'race', type: 'saml', domains: [raced] } }, inTenant)),
+      );
+      assert.deepEqual(results.map((r) => (r.body.errors ? errorCode(r) : 'ok')).sort(), ['CONFLICT', 'ok']);
+      const rows = await t.db.kysely.selectFrom('sso_connection_domains').selectAll().where('domain', '=', raced).execute();
+      assert.equal(rows.length, 1);
+    });
+
+    it("configured by the IdP's metadata URL, moves to Testing with the IdP's entity id, endpoint and certificate", async () => {
+      const c = await create();
+      const configured = await byMetadata(c.id);
+      const x509 = new X509Certificate(idp.certificatePem);
+      assert.equal(configured.status, 'Testing');
+      assert.equal(configured.externalID, idp.entityId);
+      assert.equal(configured.metadataURL, idp.metadataUrl);
+      assert.equal(configured.ssoConnectionIDPConfig.samlConnectionConfiguration.signInEndpoint, idp.ssoUrl);
+      assert.equal(configured.expiresAt, new Date(x509.validTo).toISOString());
+      assert.equal(configured.notBefore, new Date(x509.validFrom).toISOString());
+      assert.equal(configured.certificates.length, 1);
+      assert.equal(configured.certificates[0].fingerprintSHA256, x509.fingerprint256);
+      assert.equal(configured.certificates[0].fromMetadata, true);
+      assert.match(configured.subject, /CN=idp\.test/);
+      assert.equal(
+        new X509Certificate(configured.ssoConnectionIDPConfig.samlConnectionConfiguration.signingCert).fingerprint256,
+        x509.fingerprint256,
+      );
+    });
+
+    it('moves between statuses only as docs/sso.md tabulates, changing nothing on a refused move', async () => {
+      const c = await create();
+      await refused(UPDATE, { u: { id: c.id, status: 'Testing' } }, 'BAD_USER_INPUT', /not configured yet/);
+      await refused(UPDATE, { u: { id: c.id, status: 'Enabled' } }, 'BAD_USER_INPUT', /not configured yet/);
+      await refused(
+        UPDATE,
+        { u: { id: c.id, status: 'Enabled', connectionConfiguration: { samlConfiguration: { metadataURL: idp.metadataUrl } } } },
+        'BAD_USER_INPUT',
+        /enabled from Testing/,
+      );
+      assert.equal((await byMetadata(c.id)).status, 'Testing');
+      await refused(UPDATE, { u: { id: c.id, status: 'Created' } }, 'BAD_USER_INPUT', /cannot be set back to Created/);
+      assert.equal((await update({ id: c.id, status: 'Testing' })).status, 'Testing', 'asking for the current status is accepted');
+      const moves: [string, string][] = [
+        ['Enabled', 'Enabled'],
+        ['Testing', 'Testing'],
+        ['Enabled', 'Enabled'],
+        ['Disabled', 'Disabled'],
+        ['Enabled', 'Enabled'],
+        ['Disabled', 'Disabled'],
+        ['Testing', 'Testing'],
+      ];
+      for (const [to, expected] of moves) assert.equal((await update({ id: c.id, status: to })).status, expected);
+      const events = await t.db.kysely
+        .selectFrom('audit_events')
+        .select('details')
+        .where('target_id', '=', c.id)
+        .where('action', '=', 'sso.updated')
+        .execute();
+      const moved = events.map((e) => (e.details as { status?: { from: string; to: string } }).status).filter((x) => x !== undefined);
+      // every move is audited with where it came from (as a set: events of one instant have no order)
+      const seen = moved.map((m) => `${m.from}->${m.to}`).sort();
+      assert.deepEqual(seen, ['Created->Testing', ...moves.map(([to], i) => `${i === 0 ? 'Testing' : moves[i - 1]![0]}->${to}`)].sort());
+      // a fresh connection may be disabled before it was ever configured
+      const fresh = await create();
+      assert.equal((await update({ id: fresh.id, status: 'Disabled' })).status, 'Disabled');
+      await refused(UPDATE, { u: { id: fresh.id, status: 'Enabled' } }, 'BAD_USER_INPUT', /no usable IdP configuration/);
+    });
+
+    it('takes the IdP side by hand in either input shape, certName or signingCertName, in one update or two', async () => {
+      const c = await create();
+      const first = await update({ id: c.id, samlConfiguration: { signingCert: idp.certificatePem }, certName: 'okta-2026' });
+      assert.equal(first.status, 'Created', 'a certificate alone is not a configuration');
+      assert.equal(first.certName, 'okta-2026');
+      const second = await update({
+        id: c.id,
+        connectionConfiguration: { samlConfiguration: { signInEndpoint: idp.ssoUrl, entityID: idp.entityId } },
+      });
+      assert.equal(second.status, 'Testing');
+      assert.equal(second.externalID, idp.entityId);
+      const both = await create();
+      const once = await update({
+        id: both.id,
+        samlConfiguration: { signingCert: idp.certificateBase64, signingCertName: 'b64', signInEndpoint: idp.ssoUrl },
+      });
+      assert.deepEqual([once.status, once.certName], ['Testing', 'b64']);
+      await refused(
+        UPDATE,
+        {
+          u: {
+            id: both.id,
+            samlConfiguration: { signInEndpoint: idp.ssoUrl },
+            connectionConfiguration: { samlConfiguration: { signInEndpoint: idp.ssoUrl } },
+          },
+        },
+        'BAD_USER_INPUT',
+        /give samlConfiguration once/,
+      );
+      await refused(
+        UPDATE,
+        { u: { id: both.id, samlConfiguration: { metadataURL: idp.metadataUrl, signInEndpoint: idp.ssoUrl } } },
+        'BAD_USER_INPUT',
+        /not both/,
+      );
+      await refused(
+        UPDATE,
+        { u: { id: both.id, samlConfiguration: { signInEndpoint: 'ftp://idp.example.com/sso' } } },
+        'BAD_USER_INPUT',
+        /signInEndpoint/,
+      );
+      await refused(UPDATE, { u: { id: both.id, samlConfiguration: { signingCert: 'not a certificate' } } }, 'BAD_USER_INPUT');
+    });
+
+    it('holds up to three certificates for a rollover, and refuses an update that leaves none unexpired', async () => {
+      const c = await create();
+      const certs = [1, 2, 3, 4].map((i) => makeCertificate({ subject: `/CN=rollover-${i}.test`, days: 400 }).certPem);
+      let current = await update({ id: c.id, samlConfiguration: { signingCert: certs[0], signInEndpoint: idp.ssoUrl } });
+      current = await update({ id: c.id, samlConfiguration: { signingCert: certs[1] } });
+      current = await update({ id: c.id, samlConfiguration: { signingCert: certs[2] } });
+      assert.equal(current.certificates.length, 3);
+      await refused(UPDATE, { u: { id: c.id, samlConfiguration: { signingCert: certs[3] } } }, 'BAD_USER_INPUT', /at most 3 signing certificates/);
+      const oldest = current.certificates.at(-1);
+      current = await update({ id: c.id, samlConfiguration: { signingCert: certs[3], removeCertificates: [oldest.id] } });
+      assert.equal(current.certificates.length, 3);
+      assert.ok(!current.certificates.some((x: { id: string }) => x.id === oldest.id));
+      const expired = makeCertificate({ subject: '/CN=old.test', validity: { notBefore: '20200101000000Z', notAfter: '20210101000000Z' } }).certPem;
+      await refused(UPDATE, { u: { id: c.id, samlConfiguration: { signingCert: expired } } }, 'BAD_USER_INPUT', /expired/);
+      await refused(
+        UPDATE,
+        { u: { id: c.id, samlConfiguration: { removeCertificates: current.certificates.map((x: { id: string }) => x.id) } } },
+        'BAD_USER_INPUT',
+        /without a usable IdP configuration/,
+      );
+    });
+
+    it('flags in the list a connection whose certificates all expire within 30 days', async () => {
+      const soon = await create({ name: 'soon' });
+      await update({ id: soon.id, samlConfiguration: { signingCert: makeCertificate({ days: 20 }).certPem, signInEndpoint: idp.ssoUrl } });
+      const later = await create({ name: 'later' });
+      await update({ id: later.id, samlConfiguration: { signingCert: makeCertificate({ days: 90 }).certPem, signInEndpoint: idp.ssoUrl } });
+      const flags = async () =>
+        Object.fromEntries(
+          ((await ok(LIST)).ssoConnections as { id: string; certificateExpiresSoon: boolean }[])
+            .filter((x) => x.id === soon.id || x.id === later.id)
+            .map((x) => [x.id === soon.id ? 'soon' : 'later', x.certificateExpiresSoon]),
+        );
+      assert.deepEqual(await flags(), { soon: true, later: false });
+      t.clock.advance(61 * 86_400_000);
+      try {
+        assert.deepEqual(await flags(), { soon: true, later: true });
+      } finally {
+        t.clock.advance(-61 * 86_400_000);
+      }
+    });
+
+    it('reads every signing certificate of the metadata again on demand and on schedule, for a rollover', async () => {
+      const c = await create();
+      await byMetadata(c.id);
+      const rollover = await idp.addSigningKey();
+      try {
+        const both = (await ok(REFRESH, { id: c.id })).refreshSSOConnectionMetadata;
+        assert.deepEqual(
+          both.certificates.map((x: { fingerprintSHA256: string }) => x.fingerprintSHA256).sort(),
+          [new X509Certificate(idp.certificatePem).fingerprint256, new X509Certificate(rollover.certificatePem).fingerprint256].sort(),
+        );
+        idp.completeRollover();
+        // the scheduled refresh: due once GATEHOUSE_SSO_METADATA_REFRESH_HOURS have passed
+        assert.deepEqual(await t.service.services.sso.refreshDue(), { refreshed: 0, failed: 0 });
+        t.clock.advance(25 * 3_600_000);
+        const done = await t.service.services.sso.refreshDue();
+        assert.ok(done.refreshed >= 1, JSON.stringify(done));
+        const after = (await ok(ONE, { id: c.id })).ssoConnection;
+        assert.deepEqual(
+          after.certificates.map((x: { fingerprintSHA256: string }) => x.fingerprintSHA256),
+          [new X509Certificate(rollover.certificatePem).fingerprint256],
+        );
+      } finally {
+        t.clock.advance(-25 * 3_600_000);
+      }
+      const manual = await create();
+      await refused(REFRESH, { id: manual.id }, 'BAD_USER_INPUT', /not configured by a metadata URL/);
+    });
+
+    it('getSSOConnectionConfig reads metadata or a certificate and saves nothing', async () => {
+      const before = await rowCounts(t);
+      const md = (await ok(CONFIG, { m: idp.metadataUrl })).getSSOConnectionConfig;
+      const x509 = new X509Certificate(idp.certificatePem);
+      assert.equal(md.entityID, idp.entityId);
+      assert.equal(md.ssoConnectionConfiguration.samlConnectionConfiguration.signInEndpoint, idp.ssoUrl);
+      assert.equal(md.ssoConnectionConfiguration.azureADConnectionConfiguration, null);
+      assert.equal(md.certificates[0].fingerprintSHA256, x509.fingerprint256);
+      assert.equal(md.expiresAt, new Date(x509.validTo).toISOString());
+      for (const cert of [idp.certificatePem, idp.certificateBase64, idp.certificateBase64.replace(/(.{64})/g, '$1\n')]) {
+        const byCert = (await ok(CONFIG, { c: cert })).getSSOConnectionConfig;
+        assert.deepEqual([byCert.issuer, byCert.subject, byCert.notBefore], [md.issuer, md.subject, new Date(x509.validFrom).toISOString()]);
+        assert.equal(byCert.ssoConnectionConfiguration.samlConnectionConfiguration.signInEndpoint, null);
+      }
+      assert.deepEqual(await rowCounts(t), before);
+      await refused(CONFIG, { c: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, 'BAD_USER_INPUT');
+      await refused(CONFIG, {}, 'BAD_USER_INPUT', /give metadataURL/);
+      await refused(CONFIG, { m: `${idp.metadataUrl.replace('/metadata', '/no-such-path')}` }, 'BAD_USER_INPUT', /could not be fetched/);
+    });
+
+    it("deletes a connection, freeing its domains; another tenant's connection is not found", async () => {
+      const d = domain();
+      const c = await create({ domains: [d] });
+      await refused(DELETE, { id: c.id }, 'NOT_FOUND', undefined, other);
+      await refused(UPDATE, { u: { id: c.id, name: 'taken over' } }, 'NOT_FOUND', undefined, other);
+      const res = await call(ONE, { id: c.id }, other);
+      assert.equal(errorCode(res), 'NOT_FOUND');
+      const deleted = (await ok(DELETE, { id: c.id })).deleteSSOConnection;
+      assert.deepEqual(deleted, { id: c.id, name: 'Acme IdP', domains: [d] });
+      assert.equal(errorCode(await call(ONE, { id: c.id })), 'NOT_FOUND');
+      await create({ domains: [d] }, other);
+    });
+  });
+}
+
+describe('SSO metadata URLs without GATEHOUSE_SSO_ALLOW_PRIVATE_URLS', () => {
+  it('refuses a loopback metadata URL and an http one before fetching', async () => {
+    const [t, idp] = await Promise.all([startTestApp({ engine: 'pglite' }), startTestIdp()]);
+    try {
+      const root = await t.rootToken();
+      for (const m of [idp.metadataUrl, idp.metadataUrl.replace('http:', 'https:')]) {
+        const res = await t.gql(root, CONFIG, { m }, { path: '/public/query' });
+        assert.equal(errorCode(res), 'BAD_USER_INPUT', res.text);
+        assert.match(res.body.errors[0].message, /^The metadata URL could not be fetched: /);
+      }
+    } finally {
+      await Promise.all([t.close(), idp.close()]);
+    }
+  });
+});

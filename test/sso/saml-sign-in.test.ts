@@ -1,0 +1,289 @@
+// Signing in through an SSO connection, over HTTP against a real SAML IdP running in the test
+// (test/helpers/saml-idp.ts), on both engines: the /login branch, testers while Testing, everyone
+// once Enabled, the user made on first sign-in, device login through the IdP, and the attacks of
+// security-tests.md section G, each of which must sign nobody in and create nobody.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import type { TestApp } from '../helpers/app.js';
+import { startTestApp } from '../helpers/app.js';
+import { RunningClock } from '../helpers/browser.js';
+import { engines } from '../helpers/engines.js';
+import { PageClient, signedInUser } from '../helpers/pages.js';
+import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
+import { createTenant } from '../helpers/tenants.js';
+
+const TENANT_PATH = '/public/query';
+
+for (const engine of engines()) {
+  describe(`SAML sign-in (${engine})`, () => {
+    let t: TestApp;
+    let idp: TestIdp;
+    let tenant: string;
+    let connection: string;
+    const DOMAIN = 'corp.test';
+    const TESTER = `tester@${DOMAIN}`;
+
+    before(async () => {
+      // node-saml and the IdP read the real clock: the service's runs with it
+      [t, idp] = await Promise.all([
+        startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
+        startTestIdp(),
+      ]);
+      const root = await t.rootToken();
+      tenant = await createTenant(t, '1', { name: 'Corp' });
+      const created = await t.gql(
+        root,
+        'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }',
+        { c: { name: 'Corp IdP', type: 'saml', domains: [DOMAIN], testers: [TESTER] } },
+        { path: TENANT_PATH, tenant },
+      );
+      connection = created.body.data.createSSOConnection.id;
+      const configured = await setStatus({ metadata: true });
+      assert.equal(configured, 'Testing');
+    });
+    after(async () => {
+      await Promise.all([t.close(), idp.close()]);
+    });
+
+    async function setStatus(opts: { status?: string; metadata?: boolean }): Promise<string> {
+      const res = await t.gql(
+        await t.rootToken(),
+        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }',
+        {
+          u: {
+            id: connection,
+            ...(opts.status ? { status: opts.status } : {}),
+            ...(opts.metadata ? { samlConfiguration: { metadataURL: idp.metadataUrl } } : {}),
+          },
+        },
+        { path: TENANT_PATH, tenant },
+      );
+      assert.equal(res.body.errors, undefined, res.text);
+      return res.body.data.updateSSOConnection.status;
+    }
+
+    /** /login with an address: where the browser is sent next (path, or the IdP's URL). */
+    async function typeAddress(client: PageClient, email: string, query = ''): Promise<string> {
+      const page = await client.get(`/login${query}`);
+      const res = await client.post('/login', { _csrf: client.csrf(page), email });
+      assert.equal(res.status, 303, res.text);
+      return String(res.headers.location);
+    }
+
+    /** From /login to the IdP: the AuthnRequest URL the browser is sent to. */
+    async function toIdp(client: PageClient, email: string, query = ''): Promise<string> {
+      const next = await typeAddress(client, email, query);
+      assert.equal(next, `/sso/saml/${connection}/login`);
+      const res = await client.get(next);
+      assert.equal(res.status, 303, res.text);
+      const location = String(res.headers.location);
+      assert.ok(location.startsWith(`${idp.ssoUrl}?SAMLRequest=`), location);
+      return location;
+    }
+
+    /** The IdP's answer posted to the ACS as the browser would; then /sso/saml/finish. */
+    async function postBack(client: PageClient, post: { acsUrl: string; form: URLSearchParams }) {
+      const acs = await client.post(new URL(post.acsUrl).pathname, Object.fromEntries(post.form));
+      return acs;
+    }
+
+    async function signIn(client: PageClient, email: string, nameId = email) {
+      const location = await toIdp(client, email);
+      idp.setUser(nameId);
+      const acs = await postBack(client, await idp.respond(location));
+      assert.equal(acs.status, 303, refusals());
+      const finish = await client.get(String(acs.headers.location));
+      return finish;
+    }
+
+    /** why the service refused responses (its log: the page says only that it could not accept) */
+    const refusals = () => t.logs.filter((l) => l.includes('SAML sign-in refused')).join('\n');
+    const whoIsSignedIn = async (client: PageClient) => {
+      const page = await client.get('/console');
+      return page.status === 200 ? (/Signed in as <strong>([^<]+)<\/strong>/.exec(page.text)?.[1] ?? 'someone') : undefined;
+    };
+    const userRow = (email: string) => t.db.kysely.selectFrom('users').selectAll().where('email_normalized', '=', email).executeTakeFirst();
+
+    it('while Testing: a tester signs in at the IdP and lands in the console as a new Analyst of the tenant', async () => {
+      const client = new PageClient(t);
+      const finish = await signIn(client, TESTER);
+      assert.equal(finish.status, 303, finish.text);
+      assert.equal(finish.headers.location, '/console');
+      assert.equal(await whoIsSignedIn(client), TESTER);
+      const user = await userRow(TESTER);
+      assert.ok(user);
+      assert.deepEqual([String(user.tenant_id), user.password_hash, user.totp_secret_sealed], [tenant, null, null]);
+      const roles = await t.db.kysely.selectFrom('role_assignments').select(['role_id', 'tenant_id']).where('principal_id', '=', user.id).execute();
+      assert.deepEqual(
+        roles.map((r) => [r.role_id, String(r.tenant_id)]),
+        [[ROLE_IDS.Analyst, tenant]],
+      );
+      // a second sign-in is the same user, not a second one
+      const again = new PageClient(t);
+      assert.equal((await signIn(again, TESTER)).status, 303);
+      assert.equal((await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', TESTER).execute()).length, 1);
+    });
+
+    it('while Testing: anyone else in the domain signs in as before, and the IdP cannot sign a non-tester in', async () => {
+      const client = new PageClient(t);
+      assert.equal(await typeAddress(client, `someone@${DOMAIN}`), '/login', 'the password step, not the IdP');
+      // the IdP answers a tester's request for somebody else
+      const location = await toIdp(new PageClient(t), TESTER);
+      idp.setUser(`intruder@${DOMAIN}`);
+      const acs = await postBack(client, await idp.respond(location));
+      assert.equal(acs.status, 403);
+      assert.match(acs.text, /only its testers can sign in/);
+      assert.equal(await userRow(`intruder@${DOMAIN}`), undefined);
+    });
+
+    it('refuses every forged, tampered or replayed response, signing nobody in and creating nobody', async () => {
+      const tampers: Tamper[] = [
+        'unsigned',
+        'attacker-key',
+        'wrap-sibling',
+        'wrap-extensions',
+        'comment-in-nameid',
+        'wrong-audience',
+        'expired',
+        'not-yet-valid',
+        'unknown-in-response-to',
+        'unsolicited',
+        'other-acs',
+        'wrong-issuer',
+        'doctype',
+        'two-roots',
+      ];
+      for (const tamper of tampers) {
+        const client = new PageClient(t);
+        const location = await toIdp(client, TESTER);
+        idp.setUser(TESTER);
+        const acs = await postBack(client, await idp.respond(location, { tamper }));
+        assert.ok(acs.status === 400 || acs.status === 403, `${tamper}: HTTP ${acs.status} ${acs.text.slice(0, 200)}`);
+        assert.match(acs.text, /Single sign-on did not work/, tamper);
+        assert.doesNotMatch(acs.text, /<samlp?:|xmlns/, `${tamper}: no XML echoed`);
+        assert.equal(await whoIsSignedIn(client), undefined, tamper);
+      }
+      assert.equal(await userRow(`tester${COMMENT_SUFFIX}`), undefined);
+      assert.equal(await userRow(`admin@${DOMAIN}`), undefined, 'the wrapped, forged identity was never created');
+    });
+
+    it('accepts a response once: the same one posted again signs nobody in', async () => {
+      const client = new PageClient(t);
+      const location = await toIdp(client, TESTER);
+      idp.setUser(TESTER);
+      const post = await idp.respond(location);
+      const first = await postBack(client, post);
+      assert.equal(first.status, 303);
+      const thief = new PageClient(t);
+      const replay = await postBack(thief, post);
+      assert.equal(replay.status, 400, 'the replay is refused');
+      assert.equal((await client.get(String(first.headers.location))).status, 303, 'the first one still finishes');
+    });
+
+    it('finishes only in the browser that began the sign-in (no login CSRF with a stolen answer)', async () => {
+      const attacker = new PageClient(t);
+      const location = await toIdp(attacker, TESTER);
+      idp.setUser(TESTER);
+      const acs = await postBack(attacker, await idp.respond(location));
+      const victim = new PageClient(t);
+      await victim.get('/login');
+      const finish = await victim.get(String(acs.headers.location));
+      assert.equal(finish.status, 403);
+      assert.match(finish.text, /started in another browser/);
+      assert.equal(await whoIsSignedIn(victim), undefined);
+    });
+
+    it('refuses a response made for another connection of the same IdP', async () => {
+      const root = await t.rootToken();
+      const other = await t.gql(
+        root,
+        'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }',
+        { c: { name: 'Other', type: 'saml', domains: ['other-corp.test'], testers: ['tester@other-corp.test'] } },
+        { path: TENANT_PATH, tenant },
+      );
+      const otherId = other.body.data.createSSOConnection.id;
+      await t.gql(
+        root,
+        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }',
+        { u: { id: otherId, samlConfiguration: { metadataURL: idp.metadataUrl } } },
+        { path: TENANT_PATH, tenant },
+      );
+      const client = new PageClient(t);
+      const location = await toIdp(client, TESTER);
+      idp.setUser(TESTER);
+      const post = await idp.respond(location);
+      const res = await client.post(`/sso/saml/${otherId}/acs`, Object.fromEntries(post.form));
+      assert.equal(res.status, 400);
+      assert.equal(await whoIsSignedIn(client), undefined);
+    });
+
+    it('once Enabled: anyone in the domain signs in at the IdP; an account of another tenant keeps its password', async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const client = new PageClient(t);
+        assert.equal((await signIn(client, `new.person@${DOMAIN}`)).status, 303);
+        assert.equal(await whoIsSignedIn(client), `new.person@${DOMAIN}`);
+        // an account made elsewhere with an address in the domain is not taken over by the connection
+        await signedInUser(t, `outsider@${DOMAIN}`);
+        const outsider = new PageClient(t);
+        assert.equal(await typeAddress(outsider, `outsider@${DOMAIN}`), '/login');
+        const location = await toIdp(new PageClient(t), `colleague@${DOMAIN}`);
+        idp.setUser(`outsider@${DOMAIN}`);
+        const acs = await postBack(outsider, await idp.respond(location));
+        assert.equal(acs.status, 403);
+        assert.match(acs.text, /exists in another organisation/);
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
+    it('device login: the account the CLI named signs in through the IdP, then approves, and the CLI gets its token', async () => {
+      const started = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/device/code',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ client_id: 'gatehouse-cli', login_hint: TESTER }).toString(),
+      });
+      const { user_code, device_code } = started.body as { user_code: string; device_code: string };
+      const browser = new PageClient(t);
+      const confirm = await browser.get(`/device?user_code=${user_code}`);
+      const sent = await browser.post('/device', { _csrf: browser.csrf(confirm), user_code });
+      assert.equal(sent.headers.location, `/sso/saml/${connection}/login`, 'straight to the IdP: its MFA, not a password');
+      const toIdp = await browser.get(String(sent.headers.location));
+      idp.setUser(TESTER);
+      const acs = await postBack(browser, await idp.respond(String(toIdp.headers.location)));
+      const finish = await browser.get(String(acs.headers.location));
+      assert.equal(finish.headers.location, `/device/approve?user_code=${user_code.replace('-', '')}`);
+      const approvePage = await browser.get(String(finish.headers.location));
+      assert.equal(approvePage.status, 200, approvePage.text);
+      const approved = await browser.post('/device/approve', { _csrf: browser.csrf(approvePage), user_code, decision: 'approve' });
+      assert.ok(approved.status === 200 || approved.status === 303, approved.text);
+      const token = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          device_code,
+          client_id: 'gatehouse-cli',
+        }).toString(),
+      });
+      assert.equal(token.status, 200, token.text);
+      assert.ok(token.body.access_token);
+    });
+
+    it('an expired certificate refuses sign-in with a message that says so', async () => {
+      t.clock.advance(3 * 86_400_000);
+      try {
+        const client = new PageClient(t);
+        const next = await typeAddress(client, TESTER);
+        const res = await client.get(next);
+        assert.equal(res.status, 403);
+        assert.match(res.text, /certificate expired on \d{4}-\d\d-\d\d/);
+      } finally {
+        t.clock.advance(-3 * 86_400_000);
+      }
+    });
+  });
+}
