@@ -46,7 +46,9 @@ for (const engine of engines()) {
         env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' },
       });
       base = await listen(t, port);
-      [idp, browser] = await Promise.all([startTestIdp(), launchChromium()]);
+      // the IdP on another site (localhost, the service on 127.0.0.1): its POST to the ACS is cross-site, as in
+      // production, so the SameSite=Lax session cookie does not come with it
+      [idp, browser] = await Promise.all([startTestIdp({ host: 'localhost' }), launchChromium()]);
       mkdirSync(ARTIFACTS, { recursive: true });
       tenant = await createTenant(t, '1', { name: 'Corp' });
     });

@@ -76,7 +76,8 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
     const connection = await services.ssoSignIn.connectionFor(email);
     if (connection) {
       await services.sessions.setState(session, { ...session.state, returnTo: next, signIn: { step: 'sso', connectionId: connection.id, email } });
-      return reply.redirect(`/sso/saml/${connection.id}/login`, 303);
+      // on to the IdP through GET /login (see its 'sso' step)
+      return reply.redirect('/login', 303);
     }
     return reply.redirect(`/login?return_to=${encodeURIComponent(next)}`, 303);
   });

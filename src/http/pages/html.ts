@@ -44,6 +44,8 @@ export interface PageOptions {
   nav?: Html;
   /** scripts of this service, loaded deferred (the page's CSP must allow them) */
   scripts?: readonly string[];
+  /** a path of this service the browser goes on to by itself (meta refresh: no script needed) */
+  refreshTo?: string;
 }
 
 /** The page shell: one column, the service's name, the content. */
@@ -54,7 +56,12 @@ export function page(title: string, body: Html, opts: { vendor: string } & PageO
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${opts.vendor}</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
-${(opts.scripts ?? []).map(
+${
+  opts.refreshTo
+    ? html`<meta http-equiv="refresh" content="0;url=${opts.refreshTo}">
+`
+    : ''
+}${(opts.scripts ?? []).map(
   (src) => html`<script src="${src}" defer></script>
 `,
 )}</head>

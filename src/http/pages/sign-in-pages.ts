@@ -147,6 +147,9 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
           );
         }
         case 'sso':
+          // Reached by a redirect from a form (the address typed, a device code confirmed); the
+          // browser goes on to the IdP from here, by itself: a redirect straight from the form's
+          // POST to another site would break the pages' CSP (form-action 'self' covers redirects)
           return send(
             reply,
             status,
@@ -155,6 +158,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 <p><strong>${step.email}</strong> signs in through your organisation's identity provider.</p>
 <p><a class="button" href="/sso/saml/${step.connectionId}/login">Continue to your organisation's sign-in</a></p>
 <form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
+            error ? {} : { refreshTo: `/sso/saml/${step.connectionId}/login` },
           );
         case 'setup':
           return send(
@@ -235,7 +239,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
         case 'next':
           return reply.redirect('/login', 303);
         case 'sso':
-          return reply.redirect(`/sso/saml/${outcome.connectionId}/login`, 303);
+          // on to the IdP through GET /login (see its 'sso' step)
+          return reply.redirect('/login', 303);
         case 'restart':
           return restart(reply, session);
         case 'failed':

@@ -47,7 +47,10 @@ export function registerSsoPages(scope: FastifyInstance, kit: PageKit, cookie: C
     const step = session.state.signIn;
     const email = step?.step === 'sso' && step.connectionId === (req.params as { id: string }).id ? step.email : null;
     try {
-      return reply.redirect(await services.ssoSignIn.start((req.params as { id: string }).id, session, email), 303);
+      const idp = await services.ssoSignIn.start((req.params as { id: string }).id, session, email);
+      // back at /login later (the IdP failed, the person changed their mind), the address is asked again
+      if (step?.step === 'sso') await services.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+      return reply.redirect(idp, 303);
     } catch (err) {
       return refused(reply, err);
     }
