@@ -42,8 +42,12 @@ test('the README walkthrough works verbatim', { timeout: 120_000 }, async () => 
     assert.match(out, /"totalCount": 2/); // search
     assert.match(out, /"revoked_at": "\d{4}-/); // deleteClient
     assert.match(out, /deleted client token: 401/);
+    assert.match(out, /"status": "Testing"/); // SSO connection configured by hand
+    assert.match(out, /"certName": "acme-2026"/);
+    assert.match(out, /SP metadata: 200 application\/samlmetadata\+xml/);
   } finally {
     rmSync(join(root, 'walkthrough-data'), { recursive: true, force: true });
     rmSync(join(root, 'walkthrough.log'), { force: true });
+    rmSync(join(root, 'idp-cert.pem'), { force: true });
   }
 });

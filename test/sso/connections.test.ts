@@ -273,6 +273,24 @@ for (const engine of engines()) {
       await refused(UPDATE, { u: { id: both.id, samlConfiguration: { signingCert: 'not a certificate' } } }, 'BAD_USER_INPUT');
     });
 
+    it('adds and removes domains and testers, refusing what it does not have or would leave empty', async () => {
+      const [a, b] = [domain(), domain()];
+      const c = await create({ domains: [a], testers: [`one@${a}`] });
+      let now = await update({ id: c.id, addDomains: [b.toUpperCase()], addTesters: [`Two@${b}`] });
+      assert.deepEqual([now.domains, now.testers], [[a, b].sort(), [`one@${a}`, `two@${b}`]]);
+      now = await update({ id: c.id, removeDomains: [a], removeTesters: [`ONE@${a}`] });
+      assert.deepEqual([now.domains, now.testers], [[b], [`two@${b}`]]);
+      await refused(UPDATE, { u: { id: c.id, removeDomains: [a] } }, 'BAD_USER_INPUT', /does not serve/);
+      await refused(UPDATE, { u: { id: c.id, removeTesters: [`one@${a}`] } }, 'BAD_USER_INPUT', /is not a tester/);
+      await refused(UPDATE, { u: { id: c.id, removeDomains: [b], addDomains: [] } }, 'BAD_USER_INPUT', /keeps at least one domain/);
+      await refused(UPDATE, { u: { id: c.id, addDomains: [a], removeDomains: [a] } }, 'BAD_USER_INPUT', /both name/);
+      await refused(UPDATE, { u: { id: c.id, addTesters: [`three@elsewhere.test`] } }, 'BAD_USER_INPUT', /in one of the connection's domains/);
+      await refused(UPDATE, { u: { id: c.id, addDomains: ['not a domain'] } }, 'BAD_USER_INPUT', /is not an e-mail domain/);
+      // removing a domain its testers need would strand them: refused too
+      await update({ id: c.id, addDomains: [a] });
+      await refused(UPDATE, { u: { id: c.id, removeDomains: [b] } }, 'BAD_USER_INPUT', /in one of the connection's domains/);
+    });
+
     it('holds up to three certificates for a rollover, and refuses an update that leaves none unexpired', async () => {
       const c = await create();
       const certs = [1, 2, 3, 4].map((i) => makeCertificate({ subject: `/CN=rollover-${i}.test`, days: 400 }).certPem);
