@@ -361,6 +361,31 @@ for (const engine of engines()) {
       await refused(REFRESH, { id: manual.id }, 'BAD_USER_INPUT', /not configured by a metadata URL/);
     });
 
+    it('a metadata URL that stops answering: the refresh says why and the certificates held keep working', async () => {
+      const gone = await startTestIdp();
+      const c = await create();
+      const configured = await update({ id: c.id, samlConfiguration: { metadataURL: gone.metadataUrl } });
+      assert.equal(configured.status, 'Testing');
+      await gone.close();
+      await refused(REFRESH, { id: c.id }, 'BAD_USER_INPUT', /The metadata URL could not be fetched: the server could not be reached/);
+      t.clock.advance(25 * 3_600_000);
+      try {
+        const done = await t.service.services.sso.refreshDue();
+        assert.ok(done.failed >= 1, JSON.stringify(done));
+        const after = (await ok(ONE, { id: c.id })).ssoConnection;
+        assert.match(after.metadataRefreshError, /could not be fetched/);
+        assert.equal(after.status, 'Testing');
+        assert.deepEqual(
+          after.certificates.map((x: { id: string }) => x.id),
+          configured.certificates.map((x: { id: string }) => x.id),
+        );
+        // tried again only after another interval, not on every run
+        assert.deepEqual(await t.service.services.sso.refreshDue(), { refreshed: 0, failed: 0 });
+      } finally {
+        t.clock.advance(-25 * 3_600_000);
+      }
+    });
+
     it('getSSOConnectionConfig reads metadata or a certificate and saves nothing', async () => {
       const before = await rowCounts(t);
       const md = (await ok(CONFIG, { m: idp.metadataUrl })).getSSOConnectionConfig;
