@@ -1,5 +1,5 @@
 // UserStore on Kysely (both engines).
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, SqlBool } from 'kysely';
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
@@ -24,7 +24,7 @@ const USER_COLUMNS = [
   'last_sign_in_at',
 ] as const;
 
-type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>;
+type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]> & { sso: SqlBool };
 
 function toUser(row: UserRow, assignments: RoleAssignment[]): User {
   return {
@@ -35,6 +35,7 @@ function toUser(row: UserRow, assignments: RoleAssignment[]): User {
     displayName: row.display_name,
     status: row.disabled_at === null ? 'active' : 'disabled',
     passwordSet: row.password_hash !== null,
+    ssoSignIn: Boolean(row.sso),
     totpEnrolled: row.totp_secret_sealed !== null,
     setupExpiresAt: row.setup_expires_at,
     createdAt: row.created_at,
@@ -48,6 +49,15 @@ function toUser(row: UserRow, assignments: RoleAssignment[]): User {
 }
 
 export function userStore(db: Kysely<Database>): UserStore {
+  /** the user columns, and whether the user has signed in through an SSO connection */
+  const selectUsers = () =>
+    db
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .select((eb) =>
+        eb.exists(eb.selectFrom('sso_identities').select('sso_identities.user_id').whereRef('sso_identities.user_id', '=', 'users.id')).as('sso'),
+      );
+
   /** Role assignments of many users in one query, ordered for stable output. */
   async function assignmentsOf(ids: string[]): Promise<Map<string, RoleAssignment[]>> {
     const byUser = new Map<string, RoleAssignment[]>(ids.map((id) => [id, []]));
@@ -99,18 +109,18 @@ export function userStore(db: Kysely<Database>): UserStore {
 
     insertRoleAssignments: (assignments) => insertRoleAssignments(db, 'user', assignments),
 
-    findUser: async (id) => one(await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst()),
+    findUser: async (id) => one(await selectUsers().where('id', '=', id).executeTakeFirst()),
 
-    findUserByEmail: async (key) => one(await db.selectFrom('users').select(USER_COLUMNS).where('email_normalized', '=', key).executeTakeFirst()),
+    findUserByEmail: async (key) => one(await selectUsers().where('email_normalized', '=', key).executeTakeFirst()),
 
     async lockTenantUsers(tenantId) {
       await db.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
     },
 
-    lockUser: async (id) => one(await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst()),
+    lockUser: async (id) => one(await selectUsers().where('id', '=', id).forUpdate().executeTakeFirst()),
 
     async listUsers(filter) {
-      let q = db.selectFrom('users').select(USER_COLUMNS).where('tenant_id', '=', filter.tenantId);
+      let q = selectUsers().where('tenant_id', '=', filter.tenantId);
       if (filter.email) {
         q = filter.email.wildcard
           ? q.where('email_normalized', 'like', filter.email.pattern)

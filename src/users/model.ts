@@ -16,6 +16,8 @@ export interface User {
   status: UserStatus;
   /** whether a password is set (false until the set-up link is used) */
   passwordSet: boolean;
+  /** has signed in through an SSO connection: the IdP is their sign-in (docs/sso.md) */
+  ssoSignIn: boolean;
   /** whether a TOTP authenticator is enrolled */
   totpEnrolled: boolean;
   /** when the pending set-up link stops working; null when none is pending */
@@ -78,6 +80,6 @@ export function checkDisplayName(raw: string | null | undefined): string {
 }
 
 /** Whether the person still has to finish setting up sign-in (a password, an authenticator). */
-export function setupPending(user: Pick<User, 'passwordSet' | 'totpEnrolled'>): boolean {
-  return !user.passwordSet || !user.totpEnrolled;
+export function setupPending(user: Pick<User, 'passwordSet' | 'totpEnrolled'> & { ssoSignIn?: boolean }): boolean {
+  return !user.ssoSignIn && (!user.passwordSet || !user.totpEnrolled);
 }

@@ -123,6 +123,14 @@ for (const engine of engines()) {
         roles.map((r) => [r.role_id, String(r.tenant_id)]),
         [[ROLE_IDS.Analyst, tenant]],
       );
+      // what an administrator sees of them: no pending set-up, the IdP is their sign-in
+      const seen = await t.gql(
+        await t.rootToken(),
+        'query($id: ID!) { user(id: $id) { roles setup_pending mfa_enrolled sso } }',
+        { id: user.id },
+        { tenant },
+      );
+      assert.deepEqual(seen.body.data.user, { roles: ['Analyst'], setup_pending: false, mfa_enrolled: false, sso: true });
       // a second sign-in is the same user, not a second one
       const again = new PageClient(t);
       assert.equal((await signIn(again, TESTER)).status, 303);

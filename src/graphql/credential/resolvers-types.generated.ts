@@ -322,12 +322,14 @@ export type User = {
   roles: Array<Scalars['String']['output']>;
   /** Every role assignment, expired ones included until removed. */
   role_assignments: Array<RoleAssignment>;
-  /** True until the person has set a password and enrolled an authenticator (the first-start administrator enrols at its first sign-in). */
+  /** True until the person has set a password and enrolled an authenticator (the first-start administrator enrols at its first sign-in); false for a person who signs in through an SSO connection. */
   setup_pending: Scalars['Boolean']['output'];
   /** When the pending set-up link stops working; null when none is pending. */
   setup_expires_at: Maybe<Scalars['Time']['output']>;
-  /** Whether an authenticator (TOTP) is enrolled. */
+  /** Whether an authenticator (TOTP) is enrolled (with SSO the IdP does the MFA: see `sso`). */
   mfa_enrolled: Scalars['Boolean']['output'];
+  /** Addition: the person has signed in through an SSO connection of their tenant (docs/sso.md). */
+  sso: Scalars['Boolean']['output'];
   /** When the user was created. */
   created_at: Maybe<Scalars['Time']['output']>;
   /** When the user was last changed. */
@@ -579,6 +581,7 @@ export type UserResolvers<ContextType = GraphQLContext, ParentType extends Resol
   setup_pending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   setup_expires_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   mfa_enrolled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sso?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   created_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   updated_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   created_by?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

@@ -59,6 +59,7 @@ export const credentialResolvers: Resolvers = {
     setup_pending: (u) => setupPending(u),
     setup_expires_at: (u) => u.setupExpiresAt,
     mfa_enrolled: (u) => u.totpEnrolled,
+    sso: (u) => u.ssoSignIn,
     created_at: (u) => u.createdAt,
     updated_at: (u) => u.updatedAt,
     created_by: (u) => u.createdBy,
