@@ -29,6 +29,12 @@ export async function readIdpConfiguration(
 /** The configuration in a metadata document. */
 export function fromMetadata(xml: string, allowPrivateUrls: boolean): IdpConfiguration {
   const metadata = parseIdpMetadata(xml);
+  if (metadata.wantAuthnRequestsSigned) {
+    throw badInput(
+      'the IdP metadata says WantAuthnRequestsSigned="true", and Gatehouse does not sign its sign-in requests: turn that off at the IdP (requests carry no secret; responses stay signed)',
+      { field: 'metadataURL' },
+    );
+  }
   const redirect = metadata.signInEndpoints.redirect;
   if (!redirect) {
     throw badInput('the IdP metadata has no SingleSignOnService with the HTTP-Redirect binding, which is how Gatehouse sends sign-in requests', {

@@ -4,7 +4,7 @@ import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { badInput } from '../errors.js';
 import { checkName } from '../text.js';
-import { checkEmail } from '../users/model.js';
+import { checkEmail, emailKey } from '../users/model.js';
 
 export type SsoConnectionType = 'saml';
 export type SsoConnectionStatus = 'Created' | 'Testing' | 'Enabled' | 'Disabled';
@@ -122,20 +122,25 @@ export function checkDomain(raw: string, field = 'domains'): string {
   if (!ascii || ascii.length > 253 || isIP(ascii) !== 0 || labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels.at(-1)!)) {
     throw badInput(`${field}: ${JSON.stringify(raw)} is not an e-mail domain (expected one like example.com, without @ or a scheme)`, { field });
   }
+  // addresses are compared case-folded (users/model.ts emailKey): a domain that folding changes
+  // into another name (straße.de into strasse.de) could never be matched, and its people would be
+  // routed by the other name; such a domain is refused, and its folded form may be claimed instead
+  const folded = domainOf(`x@${trimmed}`);
+  if (folded !== ascii) {
+    throw badInput(`${field}: ${JSON.stringify(raw)} changes under case folding (into ${folded}), which addresses are compared by; claim ${folded} instead`, {
+      field,
+    });
+  }
   return ascii;
 }
 
-/** The domain part of an address, in the form checkDomain stores (or null if it has none). */
+/** The domain part of an address as addresses are compared (case-folded: users/model.ts
+ *  emailKey), in the form checkDomain stores; null if it has none. */
 export function domainOf(email: string): string | null {
-  const at = email.lastIndexOf('@');
+  const key = emailKey(email);
+  const at = key.lastIndexOf('@');
   if (at < 0) return null;
-  const ascii = domainToASCII(
-    email
-      .slice(at + 1)
-      .trim()
-      .toLowerCase()
-      .replace(/\.$/, ''),
-  );
+  const ascii = domainToASCII(key.slice(at + 1).trim().toLowerCase().replace(/\.$/, ''));
   return ascii === '' ? null : ascii;
 }
 

@@ -397,15 +397,26 @@ async function applyMetadata(tx: SsoStores, before: SsoConnection, idp: IdpConfi
     });
   }
   if (!certificates.some((c) => c.expiresAt > now)) throw badInput('the metadata lists no unexpired signing certificate', { field: 'metadataURL' });
+  // a connection people sign in through keeps a certificate valid now (an IdP that already lists
+  // only its next certificate, valid from tomorrow, would otherwise lock everyone out)
+  const signInEndpoint = idp.signInEndpoint ?? before.signInEndpoint;
+  if ((before.status === 'Testing' || before.status === 'Enabled') && !configured({ certificates, signInEndpoint }, now)) {
+    throw badInput(
+      `the metadata lists no signing certificate valid now, and the connection is ${before.status}; the certificates held are kept until the IdP publishes one`,
+      { field: 'metadataURL' },
+    );
+  }
   const removed = before.certificates.filter((c) => c.fromMetadata && !unchanged.includes(c)).map((c) => c.id);
   await tx.sso.deleteCertificates(before.id, removed);
   await tx.sso.insertCertificates(added);
+  const changed = added.length > 0 || removed.length > 0 || idp.entityId !== before.idpEntityId || signInEndpoint !== before.signInEndpoint;
   await tx.sso.updateConnection(before.id, {
     idpEntityId: idp.entityId ?? before.idpEntityId,
-    signInEndpoint: idp.signInEndpoint ?? before.signInEndpoint,
+    signInEndpoint,
     metadataRefreshedAt: now,
     metadataRefreshError: null,
-    updatedAt: now,
+    // a refresh that finds nothing new leaves updatedAt as it was
+    updatedAt: changed ? now : before.updatedAt,
   });
   return { addedCertificates: added.map((c) => c.fingerprintSha256), removedCertificates: removed };
 }
@@ -460,7 +471,9 @@ async function claimDomains(sso: SsoStore, connectionId: string, domains: string
 }
 
 const domainTaken = (what: string) =>
-  conflict(`${what} is already served by another SSO connection (a domain belongs to one connection in the whole service); remove it there first`);
+  conflict(
+    `${what} is already served by another SSO connection (a domain belongs to one connection in the whole service): remove it from your other connection, or, if another organisation holds it, contact the service's support`,
+  );
 
 function toCertificate(cert: IdpCertificate, connectionId: string, now: Date, name: string | null, fromMetadata: boolean): SsoCertificate {
   return {

@@ -18,7 +18,7 @@ import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
 import type { Profile } from '@node-saml/node-saml';
 import { checkAssertion, SamlResponseRefused, screenSamlResponse } from './assertion-checks.js';
-import { domainOf, type SsoConnection, usableCertificates } from './model.js';
+import { configured, domainOf, type SsoConnection, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
 import { spParameters } from './service.js';
 import type { SsoStore } from './store.js';
@@ -26,7 +26,7 @@ import type { SsoStore } from './store.js';
 export interface SsoSignInStores {
   sso: SsoStore;
   users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'insertUser' | 'insertRoleAssignments'>;
-  tenants: Pick<TenantStore, 'findScope'>;
+  tenants: Pick<TenantStore, 'findScope' | 'findTenant'>;
   audit: AuditStore;
 }
 
@@ -73,6 +73,9 @@ export class SsoSignInService {
     if (!connection || !admits(connection, key)) return undefined;
     const user = await this.store.users.findUserByEmail(key);
     if (user && !(await this.belongs(user.tenantId, connection))) return undefined;
+    // a connection that cannot sign anyone in now (its certificates expired) does not lock out
+    // those who have a password, its Administrators among them; the others are told why
+    if (!configured(connection, this.clock.now()) && user?.passwordSet) return undefined;
     return connection;
   }
 
@@ -100,8 +103,8 @@ export class SsoSignInService {
    */
   async acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
     if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
-    const screened = refusedAs(() => screenSamlResponse(form.SAMLResponse as string));
     const connection = await this.usable(connectionId);
+    const screened = refusedAs(() => screenSamlResponse(form.SAMLResponse as string));
     const now = this.clock.now();
     const sp = spParameters(this.settings.baseUrl, connection.id);
     let profile: Profile | null;
@@ -164,7 +167,17 @@ export class SsoSignInService {
     }
     const user = await this.store.users.findUser(done.userId);
     if (!user || user.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
+    // the connection may have changed in the moments since the ACS: judged again now
+    const connection = await this.usable(done.connectionId);
+    if (!admits(connection, user.emailNormalized)) {
+      throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
+    }
     return this.sessions.signIn(session, user.id, session.state.returnTo ?? '/console');
+  }
+
+  /** The name of a connection that can sign people in now (else a refusal saying why). */
+  async usableName(connectionId: string): Promise<string> {
+    return (await this.usable(connectionId)).name;
   }
 
   /** This service's SP metadata for a connection (any status but deleted). */
@@ -179,6 +192,10 @@ export class SsoSignInService {
     const connection = /^[0-9a-f-]{36}$/.test(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
     if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
     if (connection.status !== 'Testing' && connection.status !== 'Enabled') throw new SsoRefusal(NOT_AVAILABLE, 403);
+    const tenant = await this.store.tenants.findTenant(connection.tenantId);
+    if (!tenant?.enabled) {
+      throw new SsoRefusal("Your organisation's access to this service is suspended, so nobody can sign in through its connection. Ask your administrator.", 403);
+    }
     const now = this.clock.now();
     if (!connection.signInEndpoint) throw new SsoRefusal(NOT_AVAILABLE, 403);
     if (usableCertificates(connection, now).length === 0) {

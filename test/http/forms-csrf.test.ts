@@ -11,9 +11,14 @@ import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { makeCertificate } from '../helpers/openssl.js';
 import { createClient } from '../helpers/seed.js';
 
-const PAGE_PATHS = /^\/(login|logout|device|console)(\/|$)/;
+const PAGE_PATHS = /^\/(login|logout|device|console|sso)(\/|$)/;
+/** POST routes under those paths that are not forms of ours: the SAML ACS takes the IdP's signed
+ *  response, posted from the IdP's site; it is bound to the browser session at /sso/saml/finish
+ *  (docs/sso.md, "Sign-in"; test/sso/saml-sign-in.test.ts). */
+const NOT_FORMS = ['/sso/saml/:id/acs'];
 
 /** The POST routes of the pages, read from Fastify's route tree. */
 function postedPagePaths(t: TestApp): string[] {
@@ -26,14 +31,15 @@ function postedPagePaths(t: TestApp): string[] {
     stack.length = depth;
     stack.push(m[2]!);
     const path = stack.join('');
-    if (m[3]?.split(', ').includes('POST') && PAGE_PATHS.test(path)) found.push(path);
+    if (m[3]?.split(', ').includes('POST') && PAGE_PATHS.test(path) && !NOT_FORMS.includes(path)) found.push(path);
   }
   return found.sort();
 }
 
 interface FormCase {
-  /** a person part-way through, on the page with the form; returns the form's fields (no _csrf) */
-  prepare(): Promise<{ client: PageClient; page: Response; fields: Record<string, string> }>;
+  /** a person part-way through, on the page with the form; returns the form's fields (no _csrf),
+   *  and the URL to post to when the route has a parameter */
+  prepare(): Promise<{ client: PageClient; page: Response; fields: Record<string, string>; url?: string }>;
   /** what the refused post must have left as it was */
   unchanged(client: PageClient): Promise<void>;
   /** the status of the same post with the right token: the form acts */
@@ -159,6 +165,38 @@ for (const engine of engines()) {
           unchanged: async () => assert.equal(await clientCount(), countBefore),
           acts: 303,
         },
+        '/sso/saml/:id/login': {
+          prepare: async () => {
+            const res = await t.gql(
+              await t.rootToken(),
+              `mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }`,
+              { c: { name: 'Forms IdP', type: 'saml', domains: ['forms.test'] } },
+              { path: '/public/query', tenant: '1' },
+            );
+            const id = res.body.data.createSSOConnection.id;
+            const configured = await t.gql(
+              await t.rootToken(),
+              `mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }`,
+              {
+                u: {
+                  id,
+                  samlConfiguration: {
+                    signingCert: makeCertificate({ validity: { notBefore: '20200101000000Z', notAfter: '20400101000000Z' } }).certPem,
+                    signInEndpoint: 'https://idp.forms.test/sso',
+                  },
+                },
+              },
+              { path: '/public/query', tenant: '1' },
+            );
+            assert.equal(configured.body.data.updateSSOConnection.status, 'Testing', configured.text);
+            const client = new PageClient(t);
+            const url = `/sso/saml/${id}/login`;
+            return { client, page: await client.get(url), fields: {}, url };
+          },
+          // the sign-in was not begun: /login still asks for an address
+          unchanged: (c) => atStep(c, /E-mail address/),
+          acts: 303,
+        },
         // last: it ends the administrator's session
         '/logout': {
           prepare: async () => ({ client: admin.client, page: await admin.client.get('/console'), fields: {} }),
@@ -175,15 +213,15 @@ for (const engine of engines()) {
     const table = cases();
     for (const [path, c] of Object.entries(table)) {
       it(`${path}: no token or another session's token is refused and changes nothing; the right token acts`, async () => {
-        const { client, page, fields } = await c.prepare();
+        const { client, page, fields, url = path } = await c.prepare();
         // none; an attacker's own valid token; one as long in characters but not in bytes
         for (const token of [undefined, await attackersToken(), 'é'.repeat(43)]) {
-          const res = await client.post(path, token === undefined ? fields : { ...fields, _csrf: token });
+          const res = await client.post(url, token === undefined ? fields : { ...fields, _csrf: token });
           assert.equal(res.status, 403, `${path} with ${token === undefined ? 'no' : 'a wrong'} token: ${res.text.slice(0, 200)}`);
           assert.match(res.text, /This form has expired/);
           await c.unchanged(client);
         }
-        const res = await client.post(path, { ...fields, _csrf: client.csrf(page) });
+        const res = await client.post(url, { ...fields, _csrf: client.csrf(page) });
         assert.equal(res.status, c.acts, `${path} with the right token: ${res.text.slice(0, 300)}`);
       });
     }

@@ -3,6 +3,8 @@
 // rolling certificates over, and deleting. Who may call what is the authorization matrix's.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
@@ -91,7 +93,7 @@ for (const engine of engines()) {
     };
 
     it("creates a connection in Created with this service's SAML values, normalised domains and testers", async () => {
-      const c = await create({ name: '  Acme   Okta ', domains: ['Acme.EXAMPLE.', 'straße.de'], testers: ['IT-Admin@acme.example'] });
+      const c = await create({ name: '  Acme   Okta ', domains: ['Acme.EXAMPLE.', 'München.example'], testers: ['IT-Admin@acme.example'] });
       const root = `${TEST_BASE_URL}/sso/saml/${c.id}`;
       assert.deepEqual(
         { ...c, createdAt: undefined, updatedAt: undefined, id: undefined },
@@ -111,7 +113,7 @@ for (const engine of engines()) {
           notBefore: null,
           issuer: null,
           subject: null,
-          domains: ['acme.example', 'xn--strae-oqa.de'],
+          domains: ['acme.example', 'xn--mnchen-3ya.example'],
           testers: ['it-admin@acme.example'],
           certificateExpiresSoon: false,
           metadataURL: null,
@@ -142,6 +144,13 @@ for (const engine of engines()) {
         await refused(CREATE, input({ domains: [bad] }), 'BAD_USER_INPUT', /is not an e-mail domain/);
       }
       await refused(CREATE, input({ testers: ['not-an-address'] }), 'BAD_USER_INPUT');
+      // addresses are compared case-folded: a domain folding turns into another name is refused
+      await refused(
+        CREATE,
+        input({ domains: ['straße.de'] }),
+        'BAD_USER_INPUT',
+        /changes under case folding \(into strasse\.de\).*claim strasse\.de instead/,
+      );
       await refused(
         CREATE,
         input({ domains: ['acme.test'], testers: ['bob@elsewhere.test'] }),
@@ -386,6 +395,35 @@ for (const engine of engines()) {
       }
     });
 
+    it('refuses a refresh that would leave a Testing connection without a certificate valid now', async () => {
+      // a metadata URL whose IdP moves on to publishing only its next certificate, valid from tomorrow
+      let served = idp.metadata;
+      const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/xml' }).end(served));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metadata`;
+        const c = await create();
+        const configured = await update({ id: c.id, samlConfiguration: { metadataURL: url } });
+        assert.equal(configured.status, 'Testing');
+        const stamp = (d: Date) => d.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
+        const tomorrow = Date.now() + 86_400_000;
+        const next = makeCertificate({
+          validity: { notBefore: stamp(new Date(tomorrow)), notAfter: stamp(new Date(tomorrow + 365 * 86_400_000)) },
+        }).certPem;
+        const body = (pem: string) => pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
+        served = served.replace(idp.certificateBase64.replace(/\s+/g, ''), body(next));
+        assert.notEqual(served, idp.metadata);
+        await refused(REFRESH, { id: c.id }, 'BAD_USER_INPUT', /no signing certificate valid now/);
+        const after = (await ok(ONE, { id: c.id })).ssoConnection;
+        assert.deepEqual(
+          after.certificates.map((x: { id: string }) => x.id),
+          configured.certificates.map((x: { id: string }) => x.id),
+        );
+      } finally {
+        server.close();
+      }
+    });
+
     it('getSSOConnectionConfig reads metadata or a certificate and saves nothing', async () => {
       const before = await rowCounts(t);
       const md = (await ok(CONFIG, { m: idp.metadataUrl })).getSSOConnectionConfig;
@@ -403,6 +441,13 @@ for (const engine of engines()) {
       assert.deepEqual(await rowCounts(t), before);
       await refused(CONFIG, { c: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, 'BAD_USER_INPUT');
       await refused(CONFIG, {}, 'BAD_USER_INPUT', /give metadataURL/);
+      // an IdP that wants signed sign-in requests, which this service does not send, is refused with what to change
+      const strict = await startTestIdp({ spSigningCertificate: makeCertificate().certPem });
+      try {
+        await refused(CONFIG, { m: strict.metadataUrl }, 'BAD_USER_INPUT', /WantAuthnRequestsSigned="true".*turn that off at the IdP/);
+      } finally {
+        await strict.close();
+      }
       await refused(CONFIG, { m: `${idp.metadataUrl.replace('/metadata', '/no-such-path')}` }, 'BAD_USER_INPUT', /could not be fetched/);
     });
 

@@ -289,7 +289,10 @@ for (const engine of engines()) {
       assert.ok(token.body.access_token);
     });
 
-    it('an expired certificate refuses sign-in with a message that says so', async () => {
+    it('an expired certificate refuses sign-in with a message that says so; accounts with a password are asked for it', async () => {
+      // an Administrator of the tenant with a password, who must be able to repair the connection
+      await signedInUser(t, `admin@${DOMAIN}`, { tenant, roles: [ROLE_IDS.Administrator] });
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       t.clock.advance(3 * 86_400_000);
       try {
         const client = new PageClient(t);
@@ -297,9 +300,74 @@ for (const engine of engines()) {
         const res = await client.get(next!);
         assert.equal(res.status, 403);
         assert.match(res.text, /certificate expired on \d{4}-\d\d-\d\d/);
+        assert.match(await typeAddress(new PageClient(t), `admin@${DOMAIN}`), /Enter your password/);
       } finally {
         t.clock.advance(-3 * 86_400_000);
+        await setStatus({ status: 'Testing' });
       }
+    });
+
+    it("a sign-in started elsewhere (a link, an app tile) waits for a click with the session's CSRF token (no login CSRF)", async () => {
+      const visitor = new PageClient(t);
+      const page = await visitor.get(`/sso/saml/${connection}/login`);
+      assert.equal(page.status, 200, 'a page, not a redirect to the IdP');
+      assert.match(page.text, /Sign in through <strong>Corp IdP<\/strong>/);
+      const requests = idp.requests.length;
+      const forged = await visitor.post(`/sso/saml/${connection}/login`, { _csrf: 'x'.repeat(43) });
+      assert.equal(forged.status, 403);
+      const clicked = await visitor.post(`/sso/saml/${connection}/login`, { _csrf: visitor.csrf(page) });
+      assert.equal(clicked.headers.location, '/login');
+      const next = onwards((await visitor.get('/login')).text);
+      const toIdp = await visitor.get(next!);
+      assert.ok(String(toIdp.headers.location).startsWith(`${idp.ssoUrl}?SAMLRequest=`));
+      assert.equal(idp.requests.length, requests, 'the IdP saw nothing until then (the test answers for it)');
+    });
+
+    it('judges the connection again when the browser comes back: disabled meanwhile, nobody is signed in', async () => {
+      const client = new PageClient(t);
+      const location = await toIdp(client, TESTER);
+      idp.setUser(TESTER);
+      const acs = await postBack(client, await idp.respond(location));
+      assert.equal(acs.status, 303, refusals());
+      assert.equal(await setStatus({ status: 'Disabled' }), 'Disabled');
+      try {
+        const finish = await client.get(String(acs.headers.location));
+        assert.equal(finish.status, 403);
+        assert.equal(await whoIsSignedIn(client), undefined);
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
+    it("a disabled tenant's connection signs nobody in, and says why", async () => {
+      const root = await t.rootToken();
+      const suspended = await createTenant(t, '1', { name: 'Suspended' });
+      const made = await t.gql(
+        root,
+        'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }',
+        { c: { name: 'Suspended IdP', type: 'saml', domains: ['suspended.test'], testers: ['t@suspended.test'] } },
+        { path: TENANT_PATH, tenant: suspended },
+      );
+      const id = made.body.data.createSSOConnection.id;
+      await t.gql(
+        root,
+        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }',
+        { u: { id, samlConfiguration: { metadataURL: idp.metadataUrl } } },
+        { path: TENANT_PATH, tenant: suspended },
+      );
+      const disabled = await t.gql(
+        root,
+        'mutation($id: ID!) { updateTenant(tenantID: $id, tenantUpdate: {disable: true}) { id } }',
+        { id: suspended },
+        { path: TENANT_PATH },
+      );
+      assert.equal(disabled.body.errors, undefined, disabled.text);
+      const client = new PageClient(t);
+      const next = onwards(await typeAddress(client, 't@suspended.test'));
+      const res = await client.get(next!);
+      assert.equal(res.status, 403);
+      assert.match(res.text, /access to this service is suspended/);
+      assert.equal(await userRow('t@suspended.test'), undefined);
     });
   });
 }

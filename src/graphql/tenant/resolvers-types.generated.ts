@@ -784,7 +784,7 @@ export type SsoConnection = {
   certificateExpiresSoon: Scalars['Boolean']['output'];
   /** Addition: the metadata URL the connection is configured by, if any. */
   metadataURL: Maybe<Scalars['String']['output']>;
-  /** Addition: when the metadata URL was last read successfully. */
+  /** Addition: when the metadata URL was last read, on demand or on schedule (`metadataRefreshError` says whether that worked). */
   metadataRefreshedAt: Maybe<Scalars['Time']['output']>;
   /** Addition: why the last scheduled read of the metadata URL failed (null after a success). */
   metadataRefreshError: Maybe<Scalars['String']['output']>;

@@ -155,7 +155,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
             status,
             'Sign in with your organisation',
             html`${problem}
-<p><strong>${step.email}</strong> signs in through your organisation's identity provider.</p>
+<p>${step.email ? html`<strong>${step.email}</strong> signs in` : 'You sign in'} through your organisation's identity provider.</p>
 <p><a class="button" href="/sso/saml/${step.connectionId}/login">Continue to your organisation's sign-in</a></p>
 <form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
             error ? {} : { refreshTo: `/sso/saml/${step.connectionId}/login` },

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { safeReturnPath } from '../../sessions/model.js';
 import { SsoRefusal } from '../../sso/sign-in.js';
 import { html } from './html.js';
-import type { PageKit } from './page-kit.js';
+import { csrfField, type PageKit } from './page-kit.js';
 import { setSessionCookie, type CookieSettings } from './session-cookie.js';
 
 /** The ACS body: a SAMLResponse of 256 KiB of base64 (the most assertion-checks.ts reads) may
@@ -39,21 +39,53 @@ export function registerSsoPages(scope: FastifyInstance, kit: PageKit, cookie: C
     }
   });
 
+  // Begins a sign-in at the IdP only for the browser that asked for it at /login or /device (its
+  // session is at the 'sso' step of this connection). Anyone else, e.g. sent here by a link or an
+  // IdP's app tile, first confirms with a button (a form with the session's CSRF token): otherwise
+  // a page elsewhere could start a sign-in through its own connection in a visitor's browser and
+  // have them signed in as someone else (login CSRF).
   scope.get('/sso/saml/:id/login', async (req, reply) => {
+    const id = (req.params as { id: string }).id;
     const found = await kit.sessionOf(req);
     const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
     if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
     const session = await kit.anonymous(req, reply, returnTo);
     const step = session.state.signIn;
-    const email = step?.step === 'sso' && step.connectionId === (req.params as { id: string }).id ? step.email : null;
     try {
-      const idp = await services.ssoSignIn.start((req.params as { id: string }).id, session, email);
+      if (step?.step !== 'sso' || step.connectionId !== id) {
+        const name = await services.ssoSignIn.usableName(id);
+        return send(
+          reply,
+          200,
+          'Sign in with your organisation',
+          html`<p>Sign in through <strong>${name}</strong>, your organisation's identity provider.</p>
+<form method="post" action="/sso/saml/${id}/login">${csrfField(session)}<button type="submit">Continue</button></form>
+<p><a href="/login">Sign in another way</a></p>`,
+        );
+      }
+      const idp = await services.ssoSignIn.start(id, session, step.email === '' ? null : step.email);
       // back at /login later (the IdP failed, the person changed their mind), the address is asked again
-      if (step?.step === 'sso') await services.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+      await services.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
       return reply.redirect(idp, 303);
     } catch (err) {
       return refused(reply, err);
     }
+  });
+
+  scope.post('/sso/saml/:id/login', async (req, reply) => {
+    const session = await kit.formSession(req, reply);
+    if (!session) return reply;
+    if (session.userId) return reply.redirect('/console', 303);
+    const id = (req.params as { id: string }).id;
+    try {
+      await services.ssoSignIn.usableName(id);
+    } catch (err) {
+      return refused(reply, err);
+    }
+    await services.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId: id, email: '' } });
+    // on to the IdP through GET /login (see its 'sso' step: a redirect from this POST to another
+    // site would break form-action 'self')
+    return reply.redirect('/login', 303);
   });
 
   scope.post('/sso/saml/:id/acs', { bodyLimit: ACS_BODY_LIMIT }, async (req, reply) => {
