@@ -127,9 +127,12 @@ export function checkDomain(raw: string, field = 'domains'): string {
   // routed by the other name; such a domain is refused, and its folded form may be claimed instead
   const folded = domainOf(`x@${trimmed}`);
   if (folded !== ascii) {
-    throw badInput(`${field}: ${JSON.stringify(raw)} changes under case folding (into ${folded}), which addresses are compared by; claim ${folded} instead`, {
-      field,
-    });
+    throw badInput(
+      `${field}: ${JSON.stringify(raw)} changes under case folding (into ${folded}), which addresses are compared by; claim ${folded} instead`,
+      {
+        field,
+      },
+    );
   }
   return ascii;
 }
@@ -140,7 +143,13 @@ export function domainOf(email: string): string | null {
   const key = emailKey(email);
   const at = key.lastIndexOf('@');
   if (at < 0) return null;
-  const ascii = domainToASCII(key.slice(at + 1).trim().toLowerCase().replace(/\.$/, ''));
+  const ascii = domainToASCII(
+    key
+      .slice(at + 1)
+      .trim()
+      .toLowerCase()
+      .replace(/\.$/, ''),
+  );
   return ascii === '' ? null : ascii;
 }
 

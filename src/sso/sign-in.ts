@@ -194,7 +194,10 @@ export class SsoSignInService {
     if (connection.status !== 'Testing' && connection.status !== 'Enabled') throw new SsoRefusal(NOT_AVAILABLE, 403);
     const tenant = await this.store.tenants.findTenant(connection.tenantId);
     if (!tenant?.enabled) {
-      throw new SsoRefusal("Your organisation's access to this service is suspended, so nobody can sign in through its connection. Ask your administrator.", 403);
+      throw new SsoRefusal(
+        "Your organisation's access to this service is suspended, so nobody can sign in through its connection. Ask your administrator.",
+        403,
+      );
     }
     const now = this.clock.now();
     if (!connection.signInEndpoint) throw new SsoRefusal(NOT_AVAILABLE, 403);
