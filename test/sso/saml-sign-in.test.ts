@@ -182,6 +182,21 @@ for (const engine of engines()) {
       assert.equal(await userRow(`admin@${DOMAIN}`), undefined, 'the wrapped, forged identity was never created');
     });
 
+    it('accepts a signature over the response or over the assertion, as IdPs differ', async () => {
+      for (const signed of [
+        { signResponse: true, signAssertion: false },
+        { signResponse: false, signAssertion: true },
+      ]) {
+        const client = new PageClient(t);
+        const location = await toIdp(client, TESTER);
+        idp.setUser(TESTER);
+        const acs = await postBack(client, await idp.respond(location, signed));
+        assert.equal(acs.status, 303, `${JSON.stringify(signed)}: ${refusals()}`);
+        assert.equal((await client.get(String(acs.headers.location))).status, 303);
+        assert.equal(await whoIsSignedIn(client), TESTER);
+      }
+    });
+
     it('accepts a response once: the same one posted again signs nobody in', async () => {
       const client = new PageClient(t);
       const location = await toIdp(client, TESTER);
