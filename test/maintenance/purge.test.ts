@@ -1,6 +1,7 @@
 // The purge of rows that only pile up (src/maintenance/purge.ts), on both engines: sessions past
 // their absolute or idle end go, live ones stay; device authorizations go a day after they expired;
-// failure counts go after their quiet hour, and a live count stays in force.
+// failure counts go after their quiet hour, and a live count stays in force; SAML requests and used
+// assertion ids go once past their time.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -60,6 +61,50 @@ for (const engine of engines()) {
       // count and the second address's are not
       assert.equal(purged.failureCounts, 2);
       assert.equal(await count('sign_in_failures'), before - 2);
+    });
+
+    it('deletes SAML requests and used-assertion ids once they can no longer be answered or replayed', async () => {
+      await purge();
+      const id = (await t.db.kysely.selectFrom('tenants').select('id').where('id', '=', '1').executeTakeFirstOrThrow()).id;
+      const connection = crypto.randomUUID();
+      const now = t.clock.now();
+      const later = (ms: number) => new Date(now.getTime() + ms);
+      await t.db.kysely
+        .insertInto('sso_connections')
+        .values({
+          id: connection,
+          tenant_id: id,
+          name: 'purge',
+          type: 'saml',
+          status: 'Created',
+          created_by: 'test',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      const sso = t.service.store.sso;
+      await sso.insertSamlRequest({
+        id: '_old',
+        connectionId: connection,
+        sessionIdHash: Buffer.alloc(32),
+        email: null,
+        createdAt: now,
+        expiresAt: later(60_000),
+      });
+      await sso.insertSamlRequest({
+        id: '_new',
+        connectionId: connection,
+        sessionIdHash: Buffer.alloc(32),
+        email: null,
+        createdAt: now,
+        expiresAt: later(600_000),
+      });
+      assert.equal(await sso.useAssertion(connection, 'a-old', later(60_000)), true);
+      assert.equal(await sso.useAssertion(connection, 'a-new', later(600_000)), true);
+      t.clock.advance(120_000);
+      assert.equal((await purge()).samlRecords, 2, 'the expired request and assertion id');
+      assert.equal(await count('saml_requests'), 1);
+      assert.equal(await sso.useAssertion(connection, 'a-new', later(600_000)), false, 'a live assertion id still stops a replay');
     });
   });
 }
