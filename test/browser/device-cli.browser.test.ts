@@ -15,15 +15,13 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { confirmDeviceCode, enrolledUser, freshPage, RunningClock } from '../helpers/browser.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
-import { ensureBuilt, exitOf, freePort, gatehouse, killAll, type Proc, spawned, waitFor } from '../helpers/cli.js';
+import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll, spawned } from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 
 ensureBuilt();
 
 const WAIT_MS = 60_000;
-const CODE = /\b([BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4})\b/;
-const LINK = /(https?:\/\/\S+\/device\?user_code=\S+)/;
 
 for (const engine of engines()) {
   describe(`device login from the CLI and Python, approved in a browser (${engine})`, { skip: skipWithoutChromium }, () => {
@@ -63,16 +61,6 @@ for (const engine of engines()) {
       return dir;
     }
 
-    /** Waits until the process has printed the code and the link; both, as printed. */
-    async function shown(p: Proc): Promise<{ code: string; link: string }> {
-      return waitFor('the code and the link on standard output', WAIT_MS, () => {
-        const code = CODE.exec(p.stdout())?.[1];
-        const link = LINK.exec(p.stdout())?.[1];
-        if (!p.running() && !(code && link)) throw new Error(`exited early:\n${p.stdout()}\n${p.stderr()}`);
-        return code && link ? { code, link } : undefined;
-      });
-    }
-
     async function openAndSignIn(link: string, code: string, email: string, totpKey: string): Promise<Page> {
       const page = await freshPage(browser, cspViolations);
       await confirmDeviceCode(t, page, base, link, code, email, totpKey);
@@ -83,7 +71,7 @@ for (const engine of engines()) {
       const dir = configDir();
       const env = { GATEHOUSE_CONFIG_DIR: dir };
       const login = gatehouse(['login', '--url', base, '--username', 'cli@example.com'], env);
-      const { code, link } = await shown(login);
+      const { code, link } = await deviceLoginShown(login, WAIT_MS);
       assert.ok(link.endsWith(`user_code=${code}`), 'the link carries the code');
       const page = await openAndSignIn(link, code, 'cli@example.com', key);
       await page.getByRole('heading', { name: 'Approve this device?' }).waitFor();
@@ -126,7 +114,7 @@ for (const engine of engines()) {
     it('gatehouse login: denied in the browser, the CLI says so and stores nothing', async () => {
       const dir = configDir();
       const login = gatehouse(['login', '--url', base, '--username', 'cli@example.com'], { GATEHOUSE_CONFIG_DIR: dir });
-      const { code, link } = await shown(login);
+      const { code, link } = await deviceLoginShown(login, WAIT_MS);
       const page = await openAndSignIn(link, code, 'cli@example.com', key);
       await page.getByRole('button', { name: 'Deny' }).click();
       await page.getByRole('heading', { name: 'Device denied' }).waitFor();
@@ -140,7 +128,7 @@ for (const engine of engines()) {
     it('gatehouse login: another account signing in approves nothing; the code then expires', async () => {
       const dir = configDir();
       const login = gatehouse(['login', '--url', base, '--username', 'cli@example.com'], { GATEHOUSE_CONFIG_DIR: dir });
-      const { code, link } = await shown(login);
+      const { code, link } = await deviceLoginShown(login, WAIT_MS);
       const page = await openAndSignIn(link, code, 'other@example.com', otherKey);
       await page.getByRole('heading', { name: 'Another account' }).waitFor();
       await page.context().close();
@@ -155,7 +143,7 @@ for (const engine of engines()) {
 
     it('examples/python/device_login.py: device login, then /assets/version with the token', async () => {
       const python = spawned('python3', ['examples/python/device_login.py', '--url', base, '--username', 'cli@example.com'], {});
-      const { code, link } = await shown(python);
+      const { code, link } = await deviceLoginShown(python, WAIT_MS);
       const page = await openAndSignIn(link, code, 'cli@example.com', key);
       await page.getByRole('button', { name: 'Approve' }).click();
       await page.getByRole('heading', { name: 'Device approved' }).waitFor();

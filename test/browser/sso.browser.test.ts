@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freshPage, RunningClock } from '../helpers/browser.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
-import { ensureBuilt, exitOf, freePort, gatehouse, killAll, type Proc, waitFor } from '../helpers/cli.js';
+import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll } from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
@@ -22,8 +22,6 @@ import { createTenant } from '../helpers/tenants.js';
 ensureBuilt();
 
 const WAIT_MS = 60_000;
-const CODE = /\b([BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4})\b/;
-const LINK = /(https?:\/\/\S+\/device\?user_code=\S+)/;
 const TENANT_PATH = '/public/query';
 
 for (const engine of engines()) {
@@ -118,7 +116,7 @@ for (const engine of engines()) {
       const dir = join(mkdtempSync(join(tmpdir(), 'gatehouse-cli-config-')), 'gatehouse');
       configs.push(dir);
       const login = gatehouse(['login', '--url', base, '--username', 'tester@corp.test'], { GATEHOUSE_CONFIG_DIR: dir });
-      const { code, link } = await shown(login);
+      const { code, link } = await deviceLoginShown(login, WAIT_MS);
       idp.setUser('tester@corp.test');
       const page = await freshPage(browser, problems);
       const u = new URL(link);
@@ -143,14 +141,5 @@ for (const engine of engines()) {
     it('no page broke its Content-Security-Policy or threw', () => {
       assert.deepEqual(problems, []);
     });
-
-    async function shown(p: Proc): Promise<{ code: string; link: string }> {
-      return waitFor('the code and the link on standard output', WAIT_MS, () => {
-        const code = CODE.exec(p.stdout())?.[1];
-        const link = LINK.exec(p.stdout())?.[1];
-        if (!p.running() && !(code && link)) throw new Error(`exited early:\n${p.stdout()}\n${p.stderr()}`);
-        return code && link ? { code, link } : undefined;
-      });
-    }
   });
 }

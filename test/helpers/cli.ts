@@ -273,3 +273,17 @@ export async function createDatabase(prefix: string): Promise<{ url: string; nam
     },
   };
 }
+
+const USER_CODE = /\b([BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4})\b/;
+const VERIFICATION_LINK = /(https?:\/\/\S+\/device\?user_code=\S+)/;
+
+/** Waits until a device login (`gatehouse login`, the Python example) has printed its code and
+ *  link on standard output; both, as printed. */
+export function deviceLoginShown(p: Proc, timeoutMs: number): Promise<{ code: string; link: string }> {
+  return waitFor('the code and the link on standard output', timeoutMs, () => {
+    const code = USER_CODE.exec(p.stdout())?.[1];
+    const link = VERIFICATION_LINK.exec(p.stdout())?.[1];
+    if (!p.running() && !(code && link)) throw new Error(`exited early:\n${p.stdout()}\n${p.stderr()}`);
+    return code && link ? { code, link } : undefined;
+  });
+}
