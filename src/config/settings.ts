@@ -233,6 +233,15 @@ export const SETTINGS = {
     default: 30,
     description: 'seconds between writes of buffered "last used" times',
   }),
+  authCacheSeconds: setting({
+    variable: 'GATEHOUSE_AUTH_CACHE_SECONDS',
+    kind: integer(0, 300),
+    default: 10,
+    description: 'longest a cached client, principal or tenant scope is used without being read again',
+    note:
+      'caches are dropped at once on every change in this process and, on PostgreSQL, on every process within milliseconds (LISTEN/NOTIFY); ' +
+      'this bound only matters if a change is never heard. `0` turns the caches off',
+  }),
   trustProxy: setting({
     variable: 'GATEHOUSE_TRUST_PROXY',
     kind: trustProxy,

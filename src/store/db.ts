@@ -11,6 +11,9 @@ import type { Database } from './schema.js';
 import { DatabaseUnreachableError, describeConnectionFailure } from './connection-error.js';
 import { acquireDataDirLock, lockLostLine } from './data-dir-lock.js';
 import { SchemaPostgresDialect } from './schema-introspector.js';
+import { ChangeSignal } from './auth-changes.js';
+import { WriteWatch } from './write-watch.js';
+import { listenForChanges, type ListenerEvents } from './change-listener.js';
 
 export type Engine = 'pglite' | 'postgres';
 
@@ -20,8 +23,12 @@ export interface Db {
   /** resolves when the database answers a trivial query */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** bumped by every write through `kysely` that changes what the authentication caches hold (write-watch.ts) */
+  changes: ChangeSignal;
   /** the PGlite instance, for tests that snapshot it */
   pglite?: PGlite;
+  /** PostgreSQL: hear the changes other processes make (change-listener.ts); PGlite has no other process */
+  listenForChanges?: (signal: ChangeSignal, events: ListenerEvents) => Promise<{ close(): Promise<void> }>;
 }
 
 export type DbOptions =
@@ -56,10 +63,12 @@ export async function openDb(options: DbOptions): Promise<Db> {
     pglite = await PGlite.create({ loadDataDir: options.image, extensions: { pg_trgm }, parsers: PGLITE_PARSERS });
   }
   // every query first checks that the folder's lease is still ours (a paused process may have lost it)
-  const kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite, assertHeld) });
+  const changes = new ChangeSignal();
+  const kysely = new Kysely<Database>({ dialect: new PGliteDialect(pglite, assertHeld), plugins: [new WriteWatch(changes)] });
   return {
     engine: 'pglite',
     kysely,
+    changes,
     pglite,
     ping: async () => {
       await sql`select 1`.execute(kysely);
@@ -77,6 +86,7 @@ export async function openDb(options: DbOptions): Promise<Db> {
 }
 
 async function openPostgres(url: string, schema: string | undefined, poolSize = 10): Promise<Db> {
+  const searchPath = schema ? { options: `-c search_path=${schema},public` } : {};
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -84,7 +94,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
     statement_timeout: 30000,
-    ...(schema ? { options: `-c search_path=${schema},public` } : {}),
+    ...searchPath,
   });
   // an idle client that loses its connection emits 'error'; the pool replaces it
   pool.on('error', () => {});
@@ -96,16 +106,19 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
     await pool.end().catch(() => {});
     throw new DatabaseUnreachableError(describeConnectionFailure(url, err), { cause: err });
   }
-  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }) });
+  const changes = new ChangeSignal();
+  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), plugins: [new WriteWatch(changes)] });
   return {
     engine: 'postgres',
     kysely,
+    changes,
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
     close: async () => {
       await kysely.destroy();
     },
+    listenForChanges: (signal, events) => listenForChanges({ connectionString: url, connectionTimeoutMillis: 5000, ...searchPath }, signal, events),
   };
 }
 

@@ -1,5 +1,8 @@
 // The one persister: every capability's store interface, on one Kysely instance. A transaction
-// hands the use case the same set of stores bound to one database transaction.
+// hands the use case the same set of stores bound to one database transaction. Outside a
+// transaction, the reads every authenticated request makes (the client at the token endpoint, the
+// principal behind a token, the acting tenant's scope) are cached until what they read changes
+// (auth-changes.ts, write-watch.ts, read-cache.ts); inside one, every read goes to the database.
 import type { Kysely } from 'kysely';
 import type { PrincipalStore } from '../access/store.js';
 import type { AuditStore } from '../audit/store.js';
@@ -21,6 +24,8 @@ import { labelStore } from './labels.js';
 import { subscriptionStore } from './subscriptions.js';
 import { principalStore } from './principals.js';
 import type { Database } from './schema.js';
+import type { ChangeSignal } from './auth-changes.js';
+import { ReadCache } from './read-cache.js';
 import { tenantStore } from './tenants.js';
 import { deviceStore } from './device.js';
 import { sessionStore } from './sessions.js';
@@ -45,7 +50,24 @@ export interface Store {
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
 
-export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = false): Store {
+export interface StoreOptions {
+  /** the signal of the database's WriteWatch (Db.changes); without it nothing is cached */
+  changes?: ChangeSignal;
+  /** the caches' backstop lifetime; 0: no caching */
+  cacheLifetimeMs?: number;
+}
+
+/** entries per cache: more than the clients, principals and tenants that are busy at once */
+const CACHE_ENTRIES = 10_000;
+
+export function createStore(db: Kysely<Database>, clock: Clock, options: StoreOptions = {}): Store {
+  const { changes } = options;
+  const store = storeOn(db, clock, changes);
+  const lifetimeMs = options.cacheLifetimeMs ?? 10_000;
+  return changes && lifetimeMs > 0 ? withCachedReads(store, changes, lifetimeMs) : store;
+}
+
+function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | undefined, inTransaction = false): Store {
   const store: Store = {
     tenants: tenantStore(db),
     labels: labelStore(db),
@@ -59,7 +81,39 @@ export function createStore(db: Kysely<Database>, clock: Clock, inTransaction = 
     sso: ssoStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
-    transaction: (fn) => (inTransaction ? fn(store) : db.transaction().execute((trx) => fn(createStore(trx, clock, true)))),
+    transaction: async (fn) => {
+      if (inTransaction) return fn(store);
+      const before = changes?.generation;
+      try {
+        return await db.transaction().execute((trx) => fn(storeOn(trx, clock, changes, true)));
+      } finally {
+        // a change written in the transaction is void for the caches only once it has committed
+        if (changes && changes.generation !== before) changes.bump();
+      }
+    },
   };
   return store;
+}
+
+/** The root store with its per-request reads cached (read-cache.ts); transactions read fresh. */
+function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number): Store {
+  const options = { max: CACHE_ENTRIES, lifetimeMs };
+  const authClients = new ReadCache<NonNullable<Awaited<ReturnType<CredentialStore['findAuthClient']>>>>(changes, options);
+  const principals = new ReadCache<NonNullable<Awaited<ReturnType<PrincipalStore['findUserPrincipal']>>>>(changes, options);
+  const assignments = new ReadCache<Awaited<ReturnType<PrincipalStore['findAssignments']>>>(changes, options);
+  const scopes = new ReadCache<NonNullable<Awaited<ReturnType<TenantStore['findScope']>>>>(changes, options);
+  return {
+    ...store,
+    credentials: {
+      ...store.credentials,
+      findAuthClient: (clientId) => authClients.get(clientId, () => store.credentials.findAuthClient(clientId)),
+    },
+    principals: {
+      ...store.principals,
+      findClientPrincipal: (id, secretId) => principals.get(`client ${id} ${secretId}`, () => store.principals.findClientPrincipal(id, secretId)),
+      findUserPrincipal: (id) => principals.get(`user ${id}`, () => store.principals.findUserPrincipal(id)),
+      findAssignments: async (kind, id) => (await assignments.get(`${kind} ${id}`, () => store.principals.findAssignments(kind, id))) ?? [],
+    },
+    tenants: { ...store.tenants, findScope: (id) => scopes.get(id, () => store.tenants.findScope(id)) },
+  };
 }

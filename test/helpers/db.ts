@@ -2,6 +2,7 @@
 // built once and cached on disk (keyed by the migrations' content), then loaded per app in about
 // half a second instead of a 5-second cold start. PostgreSQL: a schema of its own per app in
 // TEST_DATABASE_URL, dropped on close.
+import { ChangeSignal } from '../../src/store/auth-changes.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -91,6 +92,8 @@ export async function openEmptyTestDb(engine: Engine): Promise<Db> {
       engine,
       kysely,
       pglite,
+      // a migration test writes nothing a cache holds (createService gets no such database)
+      changes: new ChangeSignal(),
       ping: async () => {},
       close: async () => {
         await kysely.destroy();

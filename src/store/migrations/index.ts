@@ -10,6 +10,7 @@ import { sessions } from './20261124T1000-sessions.js';
 import { deviceAuthorizations } from './20261124T1100-device-authorizations.js';
 import { deviceRequester } from './20261124T1200-device-requester.js';
 import { sso } from './20261125T0900-sso.js';
+import { authChanges } from './20261126T0900-auth-changes.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20261124T1100-device-authorizations': deviceAuthorizations,
   '20261124T1200-device-requester': deviceRequester,
   '20261125T0900-sso': sso,
+  '20261126T0900-auth-changes': authChanges,
 };

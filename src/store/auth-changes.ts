@@ -1,0 +1,56 @@
+// What the authentication caches (read-cache.ts) depend on, and the signal that tells them the
+// data changed. A change is a write that could alter what a cached read returns: who may
+// authenticate (clients, secrets, users, the tenant's enabled flag and token cut-off), which
+// roles they hold, where a tenant sits (path, support access), and the signing keys.
+//
+// The same list is kept twice, by necessity: here, for the writes of this process (write-watch.ts
+// sees them as they happen), and in the triggers of migration 20261126T0900-auth-changes, for the
+// writes of every process on one PostgreSQL (change-listener.ts hears them). A test compares the
+// two (test/store/auth-changes.test.ts).
+
+/** Per table: the columns whose update is a change ('*': any update), and whether an insert is. */
+export const AUTH_TABLES: Readonly<Record<string, { updates: readonly string[] | '*'; inserts: boolean }>> = {
+  // a new client, user or tenant is in no cache (misses are not cached): its insert changes nothing
+  clients: { updates: ['id', 'tenant_id', 'client_id', 'environment', 'revoked_at'], inserts: false },
+  // a new secret of a cached client must be found at once
+  client_secrets: { updates: ['id', 'client_id', 'secret_hash', 'expires_at', 'revoked_at'], inserts: true },
+  users: { updates: ['id', 'tenant_id', 'disabled_at', 'tokens_valid_after'], inserts: false },
+  tenants: {
+    updates: ['id', 'parent_id', 'path', 'enabled', 'tokens_valid_after', 'support_enabled', 'support_expires_at'],
+    inserts: false,
+  },
+  role_assignments: { updates: '*', inserts: true },
+  signing_keys: { updates: '*', inserts: true },
+};
+
+/** The NOTIFY channel; the payload is the schema written to, so deployments sharing a database ignore each other. */
+export const AUTH_CHANGES_CHANNEL = 'gatehouse_auth_changes';
+
+/**
+ * A counter of changes. A cache entry remembers the generation it was read at and is good only
+ * while the generation is unchanged; `reliable` is false while changes made by other processes
+ * could go unheard (the listening connection is down), and then nothing is cached.
+ */
+export class ChangeSignal {
+  private gen = 0;
+  private heard = true;
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  get reliable(): boolean {
+    return this.heard;
+  }
+
+  /** Something changed: every entry read before now is void. */
+  bump(): void {
+    this.gen++;
+  }
+
+  /** Whether changes of other processes are being heard; either way every entry so far is void. */
+  setReliable(heard: boolean): void {
+    this.heard = heard;
+    this.bump();
+  }
+}
