@@ -54,11 +54,10 @@ export async function createService(opts: {
   const clock = opts.clock ?? systemClock;
   if (opts.migrate !== false) await migrateToLatest(db.kysely);
   // the caches of authentication reads (store/read-cache.ts). On PostgreSQL they keep nothing
-  // until the listener below hears other processes' changes.
+  // until the listener below hears other processes' changes (Db.changes starts unreliable there).
   const { changes } = db;
   const cacheLifetimeMs = config.authCacheSeconds * 1000;
   const hearOthers = db.listenForChanges !== undefined && cacheLifetimeMs > 0;
-  if (hearOthers) changes.setReliable(false);
   const store = createStore(db.kysely, clock, { changes, cacheLifetimeMs });
   const bootstrapped = await bootstrap(store, config, clock);
   const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
@@ -71,12 +70,13 @@ export async function createService(opts: {
   const app = await buildApp({ config, database: db, clock, services, logger, version: loadVersionInfo(), metrics });
   const metricsApp = config.metricsPort === undefined ? undefined : await buildMetricsApp(metrics, logger);
   // the listener and the timers start last: a failure above leaves nothing running behind it
-  const listener = hearOthers
-    ? await db.listenForChanges!(changes, {
-        lost: (err) => logger.warn({ err }, "not hearing other processes' changes: authentication caches off until the connection is back"),
-        restored: () => logger.info("hearing other processes' changes again: authentication caches on"),
-      })
-    : undefined;
+  // (the listener is closed with the database)
+  if (hearOthers) {
+    await db.listenForChanges!({
+      lost: (err) => logger.warn({ err }, "not hearing other processes' changes: authentication caches off until the connection is back"),
+      restored: () => logger.info("hearing other processes' changes again: authentication caches on"),
+    });
+  }
   const flushMs = opts.flushIntervalMs === undefined ? config.lastUsedFlushSeconds * 1000 : opts.flushIntervalMs;
   if (flushMs !== null) lastUsed.start(flushMs);
   const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
@@ -136,7 +136,6 @@ export async function createService(opts: {
         await stopPurge();
         await stopRefresh();
         await lastUsed.stop();
-        await listener?.close();
         await db.close();
       })()),
   };

@@ -115,6 +115,11 @@ export class KeyRing {
     return { kid: this.current.kid, key: this.current.signKey };
   }
 
+  /** whether the key is in the ring now (a token verified with it earlier may still be trusted) */
+  holds(kid: string): boolean {
+    return this.keys.has(kid);
+  }
+
   async verificationKey(kid: string): Promise<CryptoKey | undefined> {
     const known = this.keys.get(kid);
     if (known) return known.verifyKey;

@@ -4,6 +4,7 @@
 // up only in our own key ring (never jku/x5u/jwk headers), and refuses any claim of a form we do
 // not issue and any lifetime longer than we give, before the principal is looked up.
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 import { parseScopeClaim, scopeText } from '../access/scope.js';
@@ -90,7 +91,18 @@ export interface TokenSettings {
   ttlSeconds: number;
 }
 
+/** tokens whose verification is remembered: more than the callers that are busy at once */
+const VERIFIED_TOKENS = 10_000;
+
 export class AccessTokens {
+  /**
+   * Tokens that verified, with their claims: the signature check is the costly part, and its
+   * answer never changes for one token. A remembered token is still refused once it expires or
+   * once its key has left the key ring. Whether its principal may still use it is checked on
+   * every request (access/authenticate.ts), so revocation never waits for this cache.
+   */
+  private readonly verified = new LRUCache<string, { kid: string; claims: AccessTokenClaims }>({ max: VERIFIED_TOKENS });
+
   constructor(
     private readonly keys: KeyRing,
     private readonly settings: TokenSettings,
@@ -126,7 +138,18 @@ export class AccessTokens {
 
   async verify(token: string): Promise<AccessTokenClaims> {
     if (token.length > 8192) throw new InvalidToken('token too long');
+    const known = this.verified.get(token);
+    if (known) {
+      // what jose would check again: expiry (with the same tolerance) and the key
+      if (known.claims.exp + CLOCK_SKEW_SECONDS <= this.clock.now().getTime() / 1000) {
+        this.verified.delete(token);
+        throw new InvalidToken('token expired');
+      }
+      if (this.keys.holds(known.kid)) return known.claims;
+      this.verified.delete(token);
+    }
     let payload: JWTPayload;
+    let kid = '';
     try {
       ({ payload } = await jwtVerify(
         token,
@@ -134,6 +157,7 @@ export class AccessTokens {
           if (typeof header.kid !== 'string' || header.kid.length > 128) throw new InvalidToken('unknown key');
           const key = await this.keys.verificationKey(header.kid);
           if (!key) throw new InvalidToken('unknown key');
+          kid = header.kid;
           return key;
         },
         {
@@ -153,6 +177,8 @@ export class AccessTokens {
       throw err;
     }
     checkClaims(payload, this.clock.now().getTime() / 1000, this.settings);
-    return payload as AccessTokenClaims;
+    const claims = payload as AccessTokenClaims;
+    this.verified.set(token, { kid, claims: Object.freeze(claims) });
+    return claims;
   }
 }

@@ -28,7 +28,7 @@ export async function listenForChanges(
   let timer: NodeJS.Timeout | undefined;
 
   async function open(): Promise<void> {
-    const c = new pg.Client({ ...connection, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const c = new pg.Client({ application_name: 'gatehouse changes', ...connection, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     c.on('error', () => {}); // 'end' follows; handled there
     c.on('notification', (n) => {
       if (n.channel === AUTH_CHANGES_CHANNEL && n.payload === schema) signal.bump();
@@ -82,7 +82,9 @@ export async function listenForChanges(
     async close() {
       closed = true;
       clearTimeout(timer);
-      await client?.end().catch(() => {});
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => {});
     },
   };
 }

@@ -27,8 +27,9 @@ export interface Db {
   changes: ChangeSignal;
   /** the PGlite instance, for tests that snapshot it */
   pglite?: PGlite;
-  /** PostgreSQL: hear the changes other processes make (change-listener.ts); PGlite has no other process */
-  listenForChanges?: (signal: ChangeSignal, events: ListenerEvents) => Promise<{ close(): Promise<void> }>;
+  /** PostgreSQL: `changes` also hears the changes other processes make (change-listener.ts), until
+   *  close(). Once per database; later calls wait for the first. PGlite has no other process. */
+  listenForChanges?: (events: ListenerEvents) => Promise<void>;
 }
 
 export type DbOptions =
@@ -107,7 +108,11 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
     throw new DatabaseUnreachableError(describeConnectionFailure(url, err), { cause: err });
   }
   const changes = new ChangeSignal();
+  // other processes may write here: nothing is cached until their changes are heard (listenForChanges)
+  changes.setReliable(false);
   const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), plugins: [new WriteWatch(changes)] });
+  // closed with the database: an open listening connection would keep the process alive
+  let listening: Promise<{ close(): Promise<void> }> | undefined;
   return {
     engine: 'postgres',
     kysely,
@@ -116,9 +121,19 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
       await sql`select 1`.execute(kysely);
     },
     close: async () => {
+      await (await listening?.catch(() => undefined))?.close();
       await kysely.destroy();
     },
-    listenForChanges: (signal, events) => listenForChanges({ connectionString: url, connectionTimeoutMillis: 5000, ...searchPath }, signal, events),
+    listenForChanges: async (events) => {
+      // one listener per database, however many services share it: they share its signal too
+      listening ??= listenForChanges(
+        // named in pg_stat_activity, with the schema when there is one (tests run many side by side)
+        { connectionString: url, connectionTimeoutMillis: 5000, application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`, ...searchPath },
+        changes,
+        events,
+      );
+      await listening;
+    },
   };
 }
 
