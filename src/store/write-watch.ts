@@ -17,7 +17,8 @@ import { AUTH_TABLES, type ChangeSignal } from './auth-changes.js';
 const WRITE_IN_RAW_SQL = new RegExp(`\\b(insert\\s+into|update|delete\\s+from)\\s+(${Object.keys(AUTH_TABLES).join('|')})\\b`, 'i');
 
 export class WriteWatch implements KyselyPlugin {
-  private readonly pending = new Set<unknown>();
+  /** writes sent and not yet answered (a failed one is never answered: weak, so it is not kept) */
+  private readonly pending = new WeakSet<object>();
 
   constructor(private readonly signal: ChangeSignal) {}
 
@@ -29,9 +30,9 @@ export class WriteWatch implements KyselyPlugin {
     return args.node;
   }
 
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     if (this.pending.delete(args.queryId)) this.signal.bump();
-    return args.result;
+    return Promise.resolve(args.result);
   }
 }
 
