@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import { LastUsedBuffer } from './credentials/last-used.js';
 import { SealedBox, resolveEncryptionKeys } from './crypto/sealed-box.js';
 import { buildMetricsApp } from './http/metrics.js';
-import { createMetrics } from './observability/metrics.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { KeyRing } from './keys/key-ring.js';
 import { createServices, type Services } from './services.js';
 import type { Db } from './store/db.js';
@@ -31,6 +31,8 @@ export interface Service {
   store: Store;
   services: Services;
   lastUsed: LastUsedBuffer;
+  /** what the service counts (served by metricsApp, or by the cluster primary for a worker) */
+  metrics: Metrics;
   /** secrets generated at first start (undefined on later starts) */
   bootstrapped: BootstrapResult | undefined;
   /** stops the apps, writes buffered last-used times, closes the database */
@@ -127,6 +129,7 @@ export async function createService(opts: {
     store,
     services,
     lastUsed,
+    metrics,
     bootstrapped,
     close: () =>
       (closing ??= (async () => {

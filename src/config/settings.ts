@@ -233,6 +233,13 @@ export const SETTINGS = {
     default: 30,
     description: 'seconds between writes of buffered "last used" times',
   }),
+  workers: setting({
+    variable: 'GATEHOUSE_WORKERS',
+    kind: integer(1, 64),
+    default: 1,
+    description: '`serve`: processes that share the port (node cluster), to use more than one core',
+    note: 'above 1 needs `DATABASE_URL` (the embedded database belongs to one process); try the number of cores',
+  }),
   authCacheSeconds: setting({
     variable: 'GATEHOUSE_AUTH_CACHE_SECONDS',
     kind: integer(0, 300),
@@ -302,6 +309,15 @@ export const RULES: readonly Rule[] = [
       ctx.serving && ctx.isSet('DATABASE_URL') && !ctx.isSet('GATEHOUSE_ENCRYPTION_KEY')
         ? 'required when DATABASE_URL is set (every process of one database must use the same key); ' +
           `make one with: ${MAKE_KEY}, and set it on every process`
+        : undefined,
+  },
+  {
+    variables: ['GATEHOUSE_WORKERS'],
+    doc: 'above 1 only with `DATABASE_URL`',
+    check: (c, ctx) =>
+      c.workers > 1 && !ctx.isSet('DATABASE_URL')
+        ? 'more than one worker needs DATABASE_URL: the embedded database (GATEHOUSE_DATA_DIR) is opened by one process only; ' +
+          'set DATABASE_URL to a PostgreSQL database, or leave GATEHOUSE_WORKERS at 1'
         : undefined,
   },
   {

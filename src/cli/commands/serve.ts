@@ -2,6 +2,7 @@
 // accepting, finish in-flight requests, write buffered state, close the database. A start that
 // fails closes whatever it opened (the database, and with it the data-folder lock) before the
 // failure is reported, so the process can exit and the next start finds the folder free.
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -13,6 +14,7 @@ import { DatabaseUnreachableError } from '../../store/connection-error.js';
 import { DataDirLockedError, lockLostLine } from '../../store/data-dir-lock.js';
 import { StartFailure, listenFailure } from '../failure-line.js';
 import { openConfiguredDb } from './open-db.js';
+import { METRICS_REQUEST, serveWorkers } from './serve-workers.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -25,10 +27,16 @@ GATEHOUSE_ENCRYPTION_KEY has a new first key), and listens on HOST:PORT; with
 GATEHOUSE_METRICS_PORT, /metrics is served on HOST:GATEHOUSE_METRICS_PORT.
 SIGTERM or SIGINT stops it: in-flight requests finish, buffered state is
 written, exit 0. A failed start exits non-zero with one line on standard error.
+
+With --workers N (GATEHOUSE_WORKERS; PostgreSQL only) N processes share the
+port, one per core: the first starts alone (migrations, first start), then the
+others; one that dies is replaced; /metrics sums them all.
 `;
 
 export async function serveCommand(config: Config): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) return serveWorkers(config);
+  const worker = cluster.isWorker ? cluster.worker : undefined;
+  const logger = worker ? createLogger(config.logLevel).child({ worker: worker.id }) : createLogger(config.logLevel);
   // a stop asked for during start-up is honoured once the start is done (the default action, an
   // immediate exit, would leave the data-folder lock to lapse); a second one exits at once
   let early: string | undefined;
@@ -51,7 +59,9 @@ export async function serveCommand(config: Config): Promise<number> {
     // the only time generated secrets are shown: standard output, not the log
     if (service.bootstrapped) process.stdout.write(formatBootstrapNotice(service.bootstrapped));
     await listen(service.app, config.host, config.port, 'PORT');
-    if (service.metricsApp) await listen(service.metricsApp, config.host, config.metricsPort!, 'GATEHOUSE_METRICS_PORT');
+    // a worker's metrics are served by the primary, summed over the workers (serve-workers.ts)
+    if (worker) answerMetricsRequests(service);
+    else if (service.metricsApp) await listen(service.metricsApp, config.host, config.metricsPort!, 'GATEHOUSE_METRICS_PORT');
   } catch (err) {
     if (!(err instanceof StartFailure || err instanceof DataDirLockedError || err instanceof DatabaseUnreachableError)) {
       // not one the operator can fix from the message alone: keep the details in the log
@@ -70,6 +80,16 @@ export async function serveCommand(config: Config): Promise<number> {
   stopListening();
   logger.info({ engine: db.engine, region: config.region, baseUrl: config.baseUrl, metricsPort: config.metricsPort }, 'gatehouse serving');
   return waitForSignal(service, logger, early);
+}
+
+function answerMetricsRequests(service: Service): void {
+  process.on('message', (msg: { type?: string; id?: number }) => {
+    if (msg?.type !== METRICS_REQUEST) return;
+    service.metrics.registry.getMetricsAsJSON().then(
+      (metrics) => process.send?.({ type: METRICS_REQUEST, id: msg.id, metrics }),
+      () => process.send?.({ type: METRICS_REQUEST, id: msg.id, metrics: [] }),
+    );
+  });
 }
 
 async function listen(app: FastifyInstance, host: string, port: number, variable: string): Promise<void> {
