@@ -10,7 +10,11 @@ import { type Proc, spawnNode } from './proc.js';
 const bin = new URL('../../bin/gatehouse.js', import.meta.url).pathname;
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
 
-export function spawnGatehouse(port: number, logFile: string, storage: { dataDir: string } | { databaseUrl: string; dataDir: string }): Proc {
+export function spawnGatehouse(
+  port: number,
+  logFile: string,
+  storage: { dataDir: string } | { databaseUrl: string; dataDir: string; workers?: number },
+): Proc {
   return spawnNode(
     [bin, 'serve'],
     {
@@ -20,6 +24,7 @@ export function spawnGatehouse(port: number, logFile: string, storage: { dataDir
       GATEHOUSE_BOOTSTRAP_CLIENT_ID: CLIENT_ID,
       GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
       ...('databaseUrl' in storage ? { DATABASE_URL: storage.databaseUrl, GATEHOUSE_ENCRYPTION_KEY: '22'.repeat(32) } : {}),
+      ...('workers' in storage ? { GATEHOUSE_WORKERS: String(storage.workers) } : {}),
     },
     logFile,
   );

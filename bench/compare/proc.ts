@@ -5,7 +5,7 @@
 // load that measures it. All children are registered here and SIGKILLed when this process exits,
 // whatever the reason: a failed run must not leave servers on ports.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 const live = new Set<ChildProcess>();
@@ -92,14 +92,47 @@ const TICKS = 100;
 
 /** utime + stime of a process in ms, from /proc/<pid>/stat (fields 14 and 15). */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // the command name (field 2) may hold spaces: count fields after its closing parenthesis
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+  let total = 0;
+  for (const p of tree(pid)) {
+    const stat = readOr(`/proc/${p}/stat`);
+    if (!stat) continue;
+    // the command name (field 2) may hold spaces: count fields after its closing parenthesis
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+  }
+  return total;
 }
 
-/** Resident set size in MB, from VmRSS in /proc/<pid>/status. */
+/** Resident set size in MB, from VmRSS in /proc/<pid>/status, summed over the process and its children. */
 export function rssMb(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
+  let total = 0;
+  for (const p of tree(pid)) {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readOr(`/proc/${p}/status`));
+    if (m) total += Number(m[1]) / 1024;
+  }
+  return total;
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return ''; // the process exited meanwhile
+  }
+}
+
+/** The process and its live descendants (a cluster primary and its workers). */
+function tree(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${all[i]}/task`)) {
+        const children = readFileSync(`/proc/${all[i]}/task/${task}/children`, 'utf8').trim();
+        if (children) all.push(...children.split(' ').map(Number));
+      }
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return all;
 }
