@@ -1,6 +1,7 @@
 // From a bearer token to the principal behind it: the token must verify (signature, issuer,
 // audience, type, region, expiry), and its client (with the secret it was obtained with) or
-// user must still be active. Loaded fresh per request, so revocation takes effect at once; a
+// user must still be active. Looked up on every request (the persister may answer from a cache
+// that every change voids at once: docs/performance.md), so revocation takes effect at once; a
 // scoped token's principal is then narrowed to its scope (scope.ts).
 import type { AccessTokens } from '../oauth/access-token.js';
 import { InvalidToken } from '../oauth/access-token.js';

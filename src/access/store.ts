@@ -1,4 +1,5 @@
-// Loading the principal behind a verified token, fresh on every request: a revoked client, a
+// Loading the principal behind a verified token, on every request (as of the last change: the
+// persister's cache is voided by every write that matters, docs/performance.md): a revoked client, a
 // revoked secret or a disabled user stops working at once, and role changes apply at once.
 import type { Principal, RoleAssignment } from './principal.js';
 

@@ -63,11 +63,16 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     },
 
     async insertTenant(t) {
-      const { id } = await db
+      // the id first, so that the row is written once, complete: an update of its path would
+      // count as a change to the authentication caches (store/auth-changes.ts) and rebuild its closure rows
+      const { rows } = await sql<{ id: string }>`select nextval(pg_get_serial_sequence('tenants', 'id'))::text as id`.execute(db);
+      const id = rows[0]!.id;
+      const row = await db
         .insertInto('tenants')
         .values({
+          id,
           parent_id: t.parentId,
-          path: t.parentPath, // completed below, once the id is known
+          path: `${t.parentPath}${id}.`,
           depth: t.parentPath.split('.').filter(Boolean).length,
           name: t.name,
           name_normalized: t.nameNormalized,
@@ -80,12 +85,6 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
           created_at: t.createdAt,
           updated_at: t.createdAt,
         })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const row = await db
-        .updateTable('tenants')
-        .set({ path: `${t.parentPath}${id}.` })
-        .where('id', '=', id)
         .returning(columns)
         .executeTakeFirstOrThrow();
       return toTenant(row);
