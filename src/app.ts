@@ -1,7 +1,7 @@
 // buildApp: the Fastify instance with every route; it never listens (server start is in
 // compose.ts / cli), so tests drive it with app.inject().
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -24,6 +24,16 @@ export interface AppDeps {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/** One log line per request, when it is answered, with what it asked and how it ended (Fastify writes two). */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -36,8 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    // one line per request, when it is answered (below), instead of Fastify's two
-    disableRequestLogging: true,
+    logController: new OneLinePerRequest(),
     // behind an ingress, the client address (token-endpoint throttle, logs) comes from X-Forwarded-For
     trustProxy: deps.config.trustProxy as boolean | string[], // a number is a hop count (Fastify documents it; its types lag)
   }) as unknown as FastifyInstance;
@@ -46,10 +55,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    done();
   });
   app.setErrorHandler(jsonErrorHandler);
   app.setNotFoundHandler(async (request, reply) =>

@@ -238,7 +238,7 @@ export const SETTINGS = {
     kind: integer(1, 64),
     default: 1,
     description: '`serve`: processes that share the port (node cluster), to use more than one core',
-    note: 'above 1 needs `DATABASE_URL` (the embedded database belongs to one process); try the number of cores',
+    note: 'try the number of cores ([docs/performance.md](docs/performance.md#more-than-one-core-gatehouse-serve---workers-n))',
   }),
   authCacheSeconds: setting({
     variable: 'GATEHOUSE_AUTH_CACHE_SECONDS',
@@ -246,8 +246,8 @@ export const SETTINGS = {
     default: 10,
     description: 'longest a cached client, principal or tenant scope is used without being read again',
     note:
-      'caches are dropped at once on every change in this process and, on PostgreSQL, on every process within milliseconds (LISTEN/NOTIFY); ' +
-      'this bound only matters if a change is never heard. `0` turns the caches off',
+      'every change drops them at once in this process and, on PostgreSQL, in every process within milliseconds (LISTEN/NOTIFY); ' +
+      'this bound only matters for a change never heard ([docs/performance.md](docs/performance.md)). `0` turns the caches off',
   }),
   trustProxy: setting({
     variable: 'GATEHOUSE_TRUST_PROXY',

@@ -82,6 +82,8 @@ export async function listenForChanges(
     async close() {
       closed = true;
       clearTimeout(timer);
+      // nothing is heard from here on
+      signal.setReliable(false);
       const c = client;
       client = undefined;
       await c?.end().catch(() => {});
