@@ -6,25 +6,14 @@
 // test: a loaded CI machine says nothing about the product.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort } from './compare/proc.js';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
 const runs = Number(args.runs);
 const bin = new URL('../bin/gatehouse.js', import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Starts serve and resolves with the ms until `ready(stdout, port)` holds; then stops it. */
 async function timeStart(dataDir: string, ready: (stdout: string, port: number) => Promise<boolean>): Promise<number> {

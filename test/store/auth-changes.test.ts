@@ -69,31 +69,16 @@ for (const engine of engines()) {
       );
       assert.equal(await bumps(() => db.kysely.selectFrom('clients').selectAll().execute()), 0);
       // a new tenant, client or user is in no cache: only a miss could have been, and misses are not kept
-      for (const table of ['tenants', 'clients', 'users'] as const) {
-        assert.equal(
-          isAuthWrite(
-            db.kysely
-              .insertInto(table)
-              .values({} as never)
-              .toOperationNode(),
-          ),
-          false,
-          table,
+      const insertInto = (table: 'tenants' | 'clients' | 'users' | 'client_secrets' | 'role_assignments' | 'signing_keys') =>
+        isAuthWrite(
+          db.kysely
+            .insertInto(table)
+            .values({} as never)
+            .toOperationNode(),
         );
-      }
+      for (const table of ['tenants', 'clients', 'users'] as const) assert.equal(insertInto(table), false, table);
       // a new secret, role or key is: a cached client or principal would lack it
-      for (const table of ['client_secrets', 'role_assignments', 'signing_keys'] as const) {
-        assert.equal(
-          isAuthWrite(
-            db.kysely
-              .insertInto(table)
-              .values({} as never)
-              .toOperationNode(),
-          ),
-          true,
-          table,
-        );
-      }
+      for (const table of ['client_secrets', 'role_assignments', 'signing_keys'] as const) assert.equal(insertInto(table), true, table);
       // an upsert may update what it meets
       const upsert = db.kysely
         .insertInto('users')
