@@ -244,7 +244,7 @@ try {
     'Not measured here: the tenants search rows under load (they are above, sequential, through `app.inject`).',
   ].join('\n');
   process.stdout.write(`${section}\n`);
-  if (!args['no-write']) writeSection(new URL('../../docs/benchmarks.md', import.meta.url).pathname, section);
+  if (!args['no-write']) writeSection(new URL('../../docs/benchmarks.md', import.meta.url).pathname, 'compare', section);
 } finally {
   await Promise.all(servers.map((s) => stop(s.proc)));
   rmSync(tmp, { recursive: true, force: true });

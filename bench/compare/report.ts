@@ -69,10 +69,11 @@ export function table(rows: Row[]): string[] {
   return out;
 }
 
-/** Replaces the block between the compare markers (appending it the first time), keeping the rest. */
-export function writeSection(file: string, section: string): void {
-  const start = '<!-- compare:start -->';
-  const end = '<!-- compare:end -->';
+/** Replaces the block between the markers `<!-- name:start -->` and `<!-- name:end -->` (appending
+ *  it the first time), keeping the rest of the file. */
+export function writeSection(file: string, name: string, section: string): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
   const text = readFileSync(file, 'utf8');
   const block = `${start}\n${section.trimEnd()}\n${end}`;
   const i = text.indexOf(start);
