@@ -101,8 +101,7 @@ export async function createService(opts: {
       : scheduleExpiry(
           async () => {
             const purged = await purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds });
-            if (purged.sessions + purged.deviceAuthorizations + purged.failureCounts + purged.samlRecords > 0)
-              logger.debug({ purged }, 'purged expired rows');
+            if (Object.values(purged).some((n) => n > 0)) logger.debug({ purged }, 'purged expired rows');
           },
           purgeMs,
           (err) => logger.error({ err }, 'purge of expired rows failed'),

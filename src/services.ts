@@ -1,6 +1,8 @@
 // The use cases, wired once per app to the storage, clock and settings. The storage is whatever
 // implements every capability's store interfaces (the persister in src/store, in production and
 // in the tests alike); this file names only those interfaces.
+import { FailureThrottle } from './oauth/failure-throttle.js';
+import type { TokenThrottleStore } from './oauth/throttle-store.js';
 import { BearerAuthenticator } from './access/authenticate.js';
 import type { Caller } from './access/principal.js';
 import type { Clock } from './clock.js';
@@ -36,6 +38,8 @@ export interface Services {
   sso: SsoService;
   ssoSignIn: SsoSignInService;
   tokens: AccessTokens;
+  /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
+  tokenThrottle: FailureThrottle;
   bearer: BearerAuthenticator;
   keys: KeyRing;
   /** batch loaders for one request */
@@ -54,7 +58,7 @@ export type ServiceStores = Transactional<
     DeviceStores &
     SsoStores &
     SsoSignInStores &
-    TenantLoaderStores & { principals: PrincipalStore }
+    TenantLoaderStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore }
 >;
 
 export function createServices(deps: {
@@ -96,6 +100,7 @@ export function createServices(deps: {
     ssoSignIn,
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
+    tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),
     bearer: new BearerAuthenticator(tokens, store.principals),
     keys,
     loaders: (caller) => {

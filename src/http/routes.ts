@@ -27,7 +27,7 @@ export interface RouteDeps {
 }
 
 export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
-  const { config, database, clock, services, metrics, version } = deps;
+  const { config, database, services, metrics, version } = deps;
 
   // GET /healthz, GET /readyz (GET /metrics is on a listener of its own: http/metrics.ts)
   registerHealthRoutes(app, database);
@@ -43,8 +43,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await registerTokenEndpoint(app, {
     credentials: services.credentials,
     tokens: services.tokens,
+    throttle: services.tokenThrottle,
     device: services.device,
-    clock,
     metrics,
     audience: config.baseUrl,
   });

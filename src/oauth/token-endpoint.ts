@@ -3,13 +3,12 @@
 // guessing throttle; client authentication (its failures counted); the grant. Errors follow RFC
 // 6749 section 5.2.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { AccessTokens } from './access-token.js';
 import type { Metrics } from '../observability/metrics.js';
 import { authenticateClient, presentedCredentials, type AuthenticatedClient } from './client-auth.js';
 import { OAuthError, invalidRequest } from './errors.js';
-import { FailureThrottle } from './failure-throttle.js';
+import type { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
 import type { DeviceService } from '../device/service.js';
@@ -22,7 +21,8 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 interface Options {
   credentials: Pick<CredentialService, 'authenticate' | 'recordSecretUse'>;
   tokens: AccessTokens;
-  clock: Clock;
+  /** counts failed client authentications across processes (failure-throttle.ts) */
+  throttle: FailureThrottle;
   metrics: Metrics;
   audience: string;
   /** the device grant's polls */
@@ -30,7 +30,7 @@ interface Options {
 }
 
 export async function registerTokenEndpoint(app: FastifyInstance, opts: Options): Promise<void> {
-  const throttle = new FailureThrottle(opts.clock);
+  const { throttle } = opts;
   await app.register(async (scope) => {
     // both body formats keep enough of the raw text to refuse repeated parameters
     addOAuthBodyParsers(scope);
@@ -57,10 +57,10 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
       try {
         client = await authenticateClient(opts.credentials, presented);
       } catch (err) {
-        if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(throttle.fail(...caller));
+        if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(...caller));
         throw err;
       }
-      refuseWhileThrottled(throttle.succeed(...caller));
+      refuseWhileThrottled(await throttle.succeed(...caller));
       const response = await clientCredentialsGrant(opts.tokens, client, params, opts.audience);
       // only a request that obtained a token counts as a use of the secret
       opts.credentials.recordSecretUse(client.secretId);

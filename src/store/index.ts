@@ -17,6 +17,7 @@ import type { SessionStore } from '../sessions/store.js';
 import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
 import type { SsoStore } from '../sso/store.js';
+import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
@@ -32,6 +33,7 @@ import { sessionStore } from './sessions.js';
 import { signInStore } from './signin.js';
 import { userStore } from './users.js';
 import { ssoStore } from './sso.js';
+import { tokenThrottleStore } from './token-throttle.js';
 
 export interface Store {
   tenants: TenantStore;
@@ -44,6 +46,8 @@ export interface Store {
   signIn: SignInStore;
   device: DeviceStore;
   sso: SsoStore;
+  /** the token endpoint's shared failure counts */
+  tokenThrottle: TokenThrottleStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -79,6 +83,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     signIn: signInStore(db),
     device: deviceStore(db),
     sso: ssoStore(db),
+    tokenThrottle: tokenThrottleStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: async (fn) => {

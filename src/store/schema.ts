@@ -313,9 +313,32 @@ export interface SsoIdentitiesTable {
   last_sign_in_at: NullableTimestamp;
 }
 
+export interface TokenFailuresTable {
+  /** `pair:<client id> <address>` or `address:<address>` (oauth/failure-throttle.ts) */
+  key: string;
+  failures: number;
+  /** the window's first failure */
+  window_start: Timestamp;
+}
+
+export interface TokenTrustTable {
+  address: string;
+  client_id: string;
+  /** the last success recorded (at most one per process every half window) */
+  trusted_at: Timestamp;
+}
+
+/** maintained by triggers on tenant_closure (migration 20261127T1000); the app only folds it */
+export interface TenantSubtreeSizesTable {
+  /** rows of one ancestor add up to its subtree's size, itself included */
+  ancestor_id: Int8;
+  delta: Int8;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
+  tenant_subtree_sizes: TenantSubtreeSizesTable;
   tenant_environments: TenantEnvironmentsTable;
   tenant_labels: TenantLabelsTable;
   services: ServicesTable;
@@ -325,6 +348,8 @@ export interface Database {
   user_recovery_codes: UserRecoveryCodesTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
+  token_failures: TokenFailuresTable;
+  token_trust: TokenTrustTable;
   device_authorizations: DeviceAuthorizationsTable;
   clients: ClientsTable;
   client_secrets: ClientSecretsTable;

@@ -245,29 +245,56 @@ export async function searchTenants(
   return (rows as Parameters<typeof toTenant>[0][]).map(toTenant);
 }
 
-/** Every match of a search, counted (page mode's totalCount). */
+/** Every match of a search, counted (page mode's totalCount). Exact; an unfiltered view is a sum
+ *  of its roots' subtree sizes (migration 20261127T1000), the others are counted. */
 export async function countTenants(db: Kysely<Database>, s: TenantSearch, visibility: Visibility, now: Date): Promise<number> {
   const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(db, visibility) : null);
   const unfiltered = Object.keys(s).every((k) => k === 'orderBy' || k === 'orderDir' || k === 'hierarchyPaths');
-  const row =
-    scope && unfiltered
-      ? // nothing to check on the tenants themselves: the closure index alone counts them
-        await db
-          .selectFrom('tenant_closure as c')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where((eb) => inClosureScope(eb as never, scope))
-          .executeTakeFirstOrThrow()
-      : scope
-        ? await db
-            .selectFrom('tenant_closure as c')
-            .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]))
-            .executeTakeFirstOrThrow()
-        : await db
-            .selectFrom('tenants')
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .where((eb) => filters(eb, s, visibility, now))
-            .executeTakeFirstOrThrow();
+  if (unfiltered && (scope || visibility.kind === 'all')) return subtreeSizes(db, scope);
+  const row = scope
+    ? await db
+        .selectFrom('tenant_closure as c')
+        .innerJoin('tenants', 'tenants.id', 'c.tenant_id')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where((eb) => eb.and([inClosureScope(eb as never, scope), filters(eb as never, scoped(s, scope), { kind: 'all' }, now, CLOSURE_KEYS)]))
+        .executeTakeFirstOrThrow()
+    : await db
+        .selectFrom('tenants')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where((eb) => filters(eb, s, visibility, now))
+        .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** The tenants under a scope's roots (or under every root tenant, without a scope), plus its home tenant. */
+async function subtreeSizes(db: Kysely<Database>, scope: ClosureScope | undefined): Promise<number> {
+  // the home tenant is visible alone, and no root covers it (closureScope)
+  const home = scope?.home ? 1 : 0;
+  if (scope && scope.roots.length === 0) return home;
+  const row = await db
+    .selectFrom('tenant_subtree_sizes')
+    .select(sql<string>`coalesce(sum(delta), 0)`.as('n'))
+    .where('ancestor_id', 'in', scope ? scope.roots : db.selectFrom('tenants').select('id').where('parent_id', 'is', null))
+    .executeTakeFirstOrThrow();
+  return Number(row.n) + home;
+}
+
+/**
+ * Folds each ancestor's subtree-size rows into one (the triggers append a row per change, so
+ * that concurrent creations never wait on one another). One statement: a concurrent change is
+ * either folded or left as a row of its own, never lost; several processes may run it at once.
+ */
+export async function foldSubtreeSizes(db: Kysely<Database>): Promise<number> {
+  const r = await sql<{ n: string }>`
+    with gone as (
+      delete from tenant_subtree_sizes
+      where ancestor_id in (select ancestor_id from tenant_subtree_sizes group by ancestor_id having count(*) > 1)
+      returning ancestor_id, delta
+    ), folded as (
+      insert into tenant_subtree_sizes (ancestor_id, delta)
+      select ancestor_id, sum(delta) from gone group by ancestor_id
+      returning 1
+    )
+    select (select count(*) from gone) - (select count(*) from folded) as n`.execute(db);
+  return Number(r.rows[0]?.n ?? 0);
 }

@@ -6,7 +6,7 @@ import type { Environment } from '../tenants/model.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Database } from './schema.js';
 import { columns, toScope, toTenant } from './tenant-rows.js';
-import { countTenants, searchTenants, visibleChildren } from './tenant-search.js';
+import { countTenants, foldSubtreeSizes, searchTenants, visibleChildren } from './tenant-search.js';
 
 export function tenantStore(db: Kysely<Database>): TenantStore {
   const store: TenantStore = {
@@ -158,6 +158,7 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
     search: (s, visibility, window, now) => searchTenants(db, s, visibility, window, now),
 
     count: (s, visibility, now) => countTenants(db, s, visibility, now),
+    foldSubtreeSizes: () => foldSubtreeSizes(db),
 
     async lockExpired(cutoff, limit) {
       const rows = await db

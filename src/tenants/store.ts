@@ -69,6 +69,8 @@ export interface TenantStore {
   childTenants(parentIds: string[], visibility: Visibility, now: Date): Promise<Tenant[]>;
   search(search: TenantSearch, visibility: Visibility, window: SearchWindow, now: Date): Promise<Tenant[]>;
   count(search: TenantSearch, visibility: Visibility, now: Date): Promise<number>;
+  /** Folds the appended subtree-size rows of each tenant into one (maintenance); rows removed. */
+  foldSubtreeSizes(): Promise<number>;
   /** Enabled tenants whose expiry is before `cutoff`, locked (skipping rows other processes hold). */
   lockExpired(cutoff: Date, limit: number): Promise<Tenant[]>;
 }

@@ -131,8 +131,9 @@ describe('data-folder lock (gatehouse executable)', () => {
       const r = await exitOf(p, PATIENCE_MS);
       assert.equal(r.signal, null, 'it exits by itself');
       assert.notEqual(r.code, 0);
-      // a refresh every 2 s notices it; the exit follows at once
-      assert.ok(r.ms <= 5_000, `it took ${r.ms} ms to stop (at most 5000)`);
+      // a refresh every 2 s notices it. The bound that matters is safety, not speed: the holder
+      // must be gone before another process may take a lock this old as stale
+      assert.ok(r.ms < LOCK_STALE_MS, `it took ${r.ms} ms to stop (a lock is stale after ${LOCK_STALE_MS})`);
       assert.match(oneLine(p), /lock lost/);
       assert.match(p.stdout(), /"level":60.*lock lost/, 'logged as fatal');
       rmSync(join(dataDir, 'gatehouse.lock'), { force: true });

@@ -4,7 +4,8 @@
 // straight in the database, as an operator's SQL would); process B, whose caches hold the
 // credentials from a moment before, refuses the old secret and the old token once it has heard
 // the change. The deadline is generous (a loaded CI machine); what the test holds B to is that it
-// stops accepting long before its caches' lifetime, which only the notification explains.
+// stops accepting long before its caches' lifetime, which only the notification explains. The
+// guessing throttle's counts are shared too: failures through A count in B.
 // PostgreSQL only: PGlite is one process's database.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -179,5 +180,18 @@ describe('revocation across processes on one PostgreSQL', { skip }, () => {
     const fresh = await requestToken(b.port, c.clientId, c.secret);
     assert.equal(fresh.status, 200);
     assert.equal(fresh.body.scope, undefined, 'a client with no role gets a token without scope');
+  });
+
+  it('the guessing throttle counts across both: 10 wrong secrets through A, and B refuses the 11th and the right secret', async () => {
+    const made = await gql(a.port, root, CREATE_CLIENT, { n: 'guessed', r: [ROLE_IDS.Administrator] });
+    assert.equal(made.body.errors, undefined, JSON.stringify(made.body.errors));
+    const { client, client_secret: secret } = made.body.data.createClient;
+    const wrong = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    for (let i = 0; i < 10; i++) assert.equal((await requestToken(a.port, client.client_id, wrong)).status, 401, `guess ${i + 1} through A`);
+    const eleventh = await requestToken(b.port, client.client_id, wrong);
+    assert.equal(eleventh.status, 429, 'B, which saw none of the ten, does not confirm an eleventh wrong secret');
+    // B never served this client: it reads the shared counts before confirming a right secret
+    assert.equal((await requestToken(b.port, client.client_id, secret)).status, 429);
+    assert.equal((await requestToken(a.port, client.client_id, secret)).status, 429);
   });
 });

@@ -1,101 +1,184 @@
-// The guessing throttle on its own (no storage), with tables small enough to fill in a test.
+// The guessing throttle on its own, on each engine: small limits, a manual clock, and two
+// throttles on one database standing for two processes (each keeps its own view; the counts are
+// the database's).
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
 import { addressPrefix } from '../../src/oauth/address-prefix.js';
-import { FailureThrottle } from '../../src/oauth/failure-throttle.js';
+import { FailureThrottle, type ThrottleOptions } from '../../src/oauth/failure-throttle.js';
+import type { Db } from '../../src/store/db.js';
+import { createStore } from '../../src/store/index.js';
+import { purgeExpired } from '../../src/maintenance/purge.js';
+import { openTestDb } from '../helpers/db.js';
+import { engines } from '../helpers/engines.js';
 
 const ATTACKER = '203.0.113.9';
+const ELSEWHERE = '198.51.100.1';
 
 /** one guess as the token endpoint makes it: refused while throttled, else counted when wrong */
-function guess(throttle: FailureThrottle, clientId: string, ip: string, correct = false): number {
+async function guess(throttle: FailureThrottle, clientId: string, ip: string, correct = false): Promise<number> {
   const wait = throttle.retryAfter(clientId, ip);
   if (wait > 0) return 429;
-  if (correct) return throttle.succeed(clientId, ip) > 0 ? 429 : 200;
-  return throttle.fail(clientId, ip) > 0 ? 429 : 401;
+  if (correct) return (await throttle.succeed(clientId, ip)) > 0 ? 429 : 200;
+  return (await throttle.fail(clientId, ip)) > 0 ? 429 : 401;
 }
 
-describe('failure throttle', () => {
-  it('keeps a throttled client throttled when junk client ids from the same address overflow a small table', () => {
-    const throttle = new FailureThrottle(new ManualClock(), { tableSize: 4, pairLimit: 3, addressLimit: 1000 });
-    for (let i = 0; i < 3; i++) assert.equal(guess(throttle, 'target', ATTACKER), 401);
-    assert.equal(guess(throttle, 'target', ATTACKER, true), 429);
-    // far more junk ids than the table holds, each below its own limit
-    for (let i = 0; i < 100; i++) assert.equal(guess(throttle, `junk-${i}`, ATTACKER), 401);
-    assert.equal(guess(throttle, 'target', ATTACKER, true), 429, 'the target is still throttled');
-    assert.ok(throttle.size.pairs <= 8, 'both pair tables stay within their size');
-    // the correct secret from elsewhere still works
-    assert.equal(guess(throttle, 'target', '198.51.100.1', true), 200);
-  });
+for (const engine of engines()) {
+  describe(`failure throttle (${engine})`, () => {
+    let db: Db;
+    let clock: ManualClock;
+    const store = () => createStore(db.kysely, clock);
+    const throttle = (options: ThrottleOptions) => new FailureThrottle(store().tokenThrottle, clock, options);
+    const rows = async () => Number((await sql<{ n: string }>`select count(*)::text as n from token_failures`.execute(db.kysely)).rows[0]!.n);
 
-  it('throttles an address that fails across many client ids, and then adds no entries for it', () => {
-    const throttle = new FailureThrottle(new ManualClock(), { pairLimit: 10, addressLimit: 20 });
-    for (let i = 0; i < 20; i++) assert.equal(guess(throttle, `junk-${i}`, ATTACKER), 401);
-    const size = throttle.size;
-    for (let i = 20; i < 200; i++) assert.equal(guess(throttle, `junk-${i}`, ATTACKER), 429);
-    assert.deepEqual(throttle.size, size, 'throttled requests add nothing');
-    assert.equal(guess(throttle, 'anyone', ATTACKER, true), 429, 'every client at that address waits');
-    assert.equal(guess(throttle, 'anyone', '198.51.100.1', true), 200, 'other addresses do not');
-  });
+    before(async () => {
+      db = await openTestDb(engine);
+    });
+    after(() => db.close());
+    // each test starts from empty tables, an hour after the previous one
+    const fresh = async () => {
+      await sql`delete from token_failures`.execute(db.kysely);
+      await sql`delete from token_trust`.execute(db.kysely);
+      clock = new ManualClock(new Date(Date.UTC(2026, 10, 22, 10 + Math.floor(Math.random() * 10))));
+    };
 
-  it('lets failures that were checked together go past no limit: the extra ones are answered 429', () => {
-    const throttle = new FailureThrottle(new ManualClock(), { pairLimit: 10, addressLimit: 25 });
-    // thirty requests pass the check before any of them fails (a parallel burst)
-    for (let i = 0; i < 30; i++) assert.equal(throttle.retryAfter('target', ATTACKER), 0);
-    const answers = Array.from({ length: 30 }, () => (throttle.fail('target', ATTACKER) > 0 ? 429 : 401));
-    assert.equal(answers.filter((a) => a === 401).length, 10);
-    // a correct secret that was checked alongside them is not confirmed either
-    assert.ok(throttle.succeed('target', ATTACKER) > 0);
-    // a burst of junk ids stops adding pair entries once the address is past its limit
-    const other = '192.0.2.200';
-    const burst = Array.from({ length: 100 }, (_, i) => `burst-${i}`);
-    for (const id of burst) assert.equal(throttle.retryAfter(id, other), 0);
-    const before = throttle.size.pairs;
-    for (const id of burst) throttle.fail(id, other);
-    assert.equal(throttle.size.pairs - before, 25);
-  });
+    it('keeps a throttled client throttled however many junk client ids the same address tries', async () => {
+      await fresh();
+      const t = throttle({ tableSize: 4, pairLimit: 3, addressLimit: 1000 });
+      for (let i = 0; i < 3; i++) assert.equal(await guess(t, 'target', ATTACKER), 401);
+      assert.equal(await guess(t, 'target', ATTACKER, true), 429);
+      // far more junk ids than the process's tables hold, each below its own limit
+      for (let i = 0; i < 100; i++) assert.equal(await guess(t, `junk-${i}`, ATTACKER), 401);
+      assert.equal(await guess(t, 'target', ATTACKER, true), 429, 'the target is still throttled');
+      // the correct secret from elsewhere still works
+      assert.equal(await guess(t, 'target', ELSEWHERE, true), 200);
+    });
 
-  it('never counts successes, and a success clears the pair but not the address', () => {
-    const clock = new ManualClock();
-    const throttle = new FailureThrottle(clock, { pairLimit: 3, addressLimit: 5 });
-    for (let i = 0; i < 1000; i++) assert.equal(guess(throttle, 'busy-client', ATTACKER, true), 200);
-    assert.equal(guess(throttle, 'own', ATTACKER), 401);
-    assert.equal(guess(throttle, 'own', ATTACKER), 401);
-    assert.equal(guess(throttle, 'own', ATTACKER, true), 200);
-    // the pair starts again from 0 ...
-    assert.equal(guess(throttle, 'own', ATTACKER), 401);
-    assert.equal(guess(throttle, 'own', ATTACKER), 401);
-    // ... but the address has now failed 4 times, and a fifth failure is its last
-    assert.equal(guess(throttle, 'other', ATTACKER), 401);
-    assert.equal(guess(throttle, 'newcomer', ATTACKER, true), 429, 'a client not yet served from there waits');
-    // a client served from there within the window is still served; its own count still applies
-    assert.equal(guess(throttle, 'own', ATTACKER, true), 200);
-    clock.advance(5 * 60_000);
-    assert.equal(guess(throttle, 'newcomer', ATTACKER, true), 200, 'the window ends');
-  });
+    it('throttles an address that fails across many client ids, and then adds no rows for it', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 10, addressLimit: 20 });
+      for (let i = 0; i < 20; i++) assert.equal(await guess(t, `junk-${i}`, ATTACKER), 401);
+      const count = await rows();
+      for (let i = 20; i < 200; i++) assert.equal(await guess(t, `junk-${i}`, ATTACKER), 429);
+      assert.equal(await rows(), count, 'throttled requests add nothing');
+      assert.equal(await guess(t, 'anyone', ATTACKER, true), 429, 'every client at that address waits');
+      assert.equal(await guess(t, 'anyone', ELSEWHERE, true), 200, 'other addresses do not');
+    });
 
-  it('answers Retry-After as the seconds left of the window that began with the first failure', () => {
-    const clock = new ManualClock();
-    const throttle = new FailureThrottle(clock, { pairLimit: 2 });
-    throttle.fail('c', ATTACKER);
-    clock.advance(60_000);
-    throttle.fail('c', ATTACKER);
-    assert.equal(throttle.retryAfter('c', ATTACKER), 240);
-    clock.advance(239_500);
-    assert.equal(throttle.retryAfter('c', ATTACKER), 1);
-    clock.advance(500);
-    assert.equal(throttle.retryAfter('c', ATTACKER), 0);
-  });
+    it('lets failures that were checked together go past no limit: the extra ones are answered 429', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 10, addressLimit: 25 });
+      // thirty requests pass the check before any of them fails (a parallel burst)
+      for (let i = 0; i < 30; i++) assert.equal(t.retryAfter('target', ATTACKER), 0);
+      const answers = await Promise.all(Array.from({ length: 30 }, async () => ((await t.fail('target', ATTACKER)) > 0 ? 429 : 401)));
+      assert.equal(answers.filter((a) => a === 401).length, 10);
+      // a correct secret that was checked alongside them is not confirmed either
+      assert.ok((await t.succeed('target', ATTACKER)) > 0);
+      // a burst of junk ids stops adding pair rows once the address is past its limit
+      const other = '192.0.2.200';
+      const burst = Array.from({ length: 100 }, (_, i) => `burst-${i}`);
+      for (const id of burst) assert.equal(t.retryAfter(id, other), 0);
+      const before = await rows();
+      await Promise.all(burst.map((id) => t.fail(id, other)));
+      assert.equal((await rows()) - before, 1 + 25, 'the address row and 25 pairs');
+    });
 
-  it('counts client ids that cannot exist under one key, so their length costs no memory', () => {
-    const throttle = new FailureThrottle(new ManualClock(), { pairLimit: 2, addressLimit: 1000 });
-    throttle.fail('x'.repeat(100_000), ATTACKER);
-    throttle.fail('y'.repeat(200), ATTACKER);
-    assert.equal(throttle.size.pairs, 1);
-    assert.ok(throttle.retryAfter('', ATTACKER) > 0);
-    assert.equal(throttle.retryAfter('x', ATTACKER), 0);
-  });
+    it('is exact across processes: failures spread over two count once, and a limit reached in one holds in the other', async () => {
+      await fresh();
+      const a = throttle({ pairLimit: 10, addressLimit: 30 });
+      const b = throttle({ pairLimit: 10, addressLimit: 30 });
+      // the guesser alternates between the two processes: 10 answers of 401 in all, not 20
+      const answers: number[] = [];
+      for (let i = 0; i < 20; i++) answers.push(await guess(i % 2 ? b : a, 'target', ATTACKER));
+      assert.equal(answers.filter((x) => x === 401).length, 10);
+      assert.deepEqual(answers.slice(10), Array(10).fill(429));
+      // a third process that saw none of it does not confirm the right secret either
+      const c = throttle({ pairLimit: 10, addressLimit: 30 });
+      assert.equal(await guess(c, 'target', ATTACKER, true), 429);
+      assert.ok(c.retryAfter('target', ATTACKER) > 0, 'and it now refuses before authenticating');
+      // the address limit too: it has counted 11 failures (the 11th was answered 429 in a, which
+      // had not yet heard of the pair's limit; then both refused before counting)
+      for (let i = 0; i < 19; i++) assert.equal(await guess(i % 2 ? a : b, `junk-${i}`, ATTACKER), 401, `junk ${i}`);
+      assert.equal(await guess(a, 'junk-x', ATTACKER), 429, 'past 30 failures of the address, in one process');
+      assert.equal(await guess(b, 'junk-y', ATTACKER), 429, 'and in the other');
+      assert.equal(await guess(c, 'newcomer', ATTACKER, true), 429, 'and for a correct secret in a third');
+    });
 
+    it('keeps serving, in every process, a client that authenticated from an address before its limit was reached', async () => {
+      await fresh();
+      const a = throttle({ pairLimit: 10, addressLimit: 5 });
+      const b = throttle({ pairLimit: 10, addressLimit: 5 });
+      assert.equal(await guess(a, 'neighbour', ATTACKER, true), 200);
+      for (let i = 0; i < 6; i++) await guess(b, `junk-${i}`, ATTACKER);
+      assert.ok(b.retryAfter('junk-0', ATTACKER) > 0, 'b knows the address is throttled');
+      // b never served the neighbour, but learnt from the database that a did
+      assert.equal(b.retryAfter('neighbour', ATTACKER), 0);
+      assert.equal(await guess(b, 'neighbour', ATTACKER, true), 200);
+      assert.equal(await guess(b, 'newcomer', ATTACKER, true), 429);
+    });
+
+    it('never counts successes, and a success clears the pair but not the address', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 3, addressLimit: 5 });
+      for (let i = 0; i < 300; i++) assert.equal(await guess(t, 'busy-client', ATTACKER, true), 200);
+      assert.equal(await rows(), 0, 'successes count nothing');
+      assert.equal(await guess(t, 'own', ATTACKER), 401);
+      assert.equal(await guess(t, 'own', ATTACKER), 401);
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200);
+      // the pair starts again from 0 ...
+      assert.equal(await guess(t, 'own', ATTACKER), 401);
+      assert.equal(await guess(t, 'own', ATTACKER), 401);
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200, 'a success clears it each time');
+      // ... but the address has now failed 4 times, and a fifth failure is its last
+      assert.equal(await guess(t, 'other', ATTACKER), 401);
+      assert.equal(await guess(t, 'newcomer', ATTACKER, true), 429, 'a client not yet served from there waits');
+      // a client served from there within the window is still served; its own count still applies
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200);
+      clock.advance(5 * 60_000);
+      assert.equal(await guess(t, 'newcomer', ATTACKER, true), 200, 'the window ends');
+    });
+
+    it('answers Retry-After as the seconds left of the window that began with the first failure', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 2 });
+      await t.fail('c', ATTACKER);
+      clock.advance(60_000);
+      await t.fail('c', ATTACKER);
+      assert.equal(t.retryAfter('c', ATTACKER), 240);
+      clock.advance(239_500);
+      assert.equal(t.retryAfter('c', ATTACKER), 1);
+      clock.advance(500);
+      assert.equal(t.retryAfter('c', ATTACKER), 0);
+      // the next failure starts a new window at 1
+      assert.equal(await t.fail('c', ATTACKER), 0);
+    });
+
+    it('counts client ids that cannot exist under one key, so their length costs no storage', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 2, addressLimit: 1000 });
+      await t.fail('x'.repeat(100_000), ATTACKER);
+      await t.fail('y\u0000', ATTACKER);
+      const keys = (await sql<{ key: string }>`select key from token_failures order by key`.execute(db.kysely)).rows.map((r) => r.key);
+      assert.deepEqual(keys, [`address:${ATTACKER}`, `pair: ${ATTACKER}`]);
+      assert.ok(t.retryAfter('', ATTACKER) > 0);
+      assert.equal(t.retryAfter('x', ATTACKER), 0);
+    });
+
+    it('leaves counts to the purge once their window is over', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 3 });
+      await guess(t, 'c', ATTACKER);
+      await guess(t, 'd', ATTACKER, true);
+      clock.advance(5 * 60_000 + 1);
+      const purged = await purgeExpired(store(), clock, { sessionIdleSeconds: 3600 });
+      assert.equal(purged.failureCounts, 3, 'the pair and address counts, and the success');
+      assert.equal(await rows(), 0);
+    });
+  });
+}
+
+describe('address prefixes', () => {
   it('keys IPv4 by address and IPv6 by /64; IPv4-mapped IPv6 is IPv4', () => {
     assert.equal(addressPrefix('192.0.2.1'), '192.0.2.1');
     assert.equal(addressPrefix('::ffff:192.0.2.1'), '192.0.2.1');

@@ -11,6 +11,8 @@ import { deviceAuthorizations } from './20261124T1100-device-authorizations.js';
 import { deviceRequester } from './20261124T1200-device-requester.js';
 import { sso } from './20261125T0900-sso.js';
 import { authChanges } from './20261126T0900-auth-changes.js';
+import { tokenFailures } from './20261127T0900-token-failures.js';
+import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -24,4 +26,6 @@ export const migrations: Record<string, Migration> = {
   '20261124T1200-device-requester': deviceRequester,
   '20261125T0900-sso': sso,
   '20261126T0900-auth-changes': authChanges,
+  '20261127T0900-token-failures': tokenFailures,
+  '20261127T1000-subtree-sizes': subtreeSizes,
 };
