@@ -229,6 +229,30 @@ export async function searchTenants(
   now: Date,
 ): Promise<Tenant[]> {
   const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(db, visibility) : null);
+  if (scope && unfiltered(s)) {
+    // A subtree-bounded view with no filter: the page is found in the closure index alone, and
+    // only its rows are read from tenants. Joining first let the planner merge-join the whole
+    // tenants table in id order to reach a deep page (pageNum 50 of a partner: 25 ms).
+    const page = keysetPage(
+      db
+        .selectFrom('tenant_closure as c')
+        .select('c.tenant_id')
+        .where((eb) => inClosureScope(eb as never, scope)) as unknown as PageQuery,
+      CLOSURE_ORDER_COLUMN[s.orderBy],
+      CLOSURE_ORDER_COLUMN.Id,
+      s,
+      window,
+    );
+    // the closure's keys are copies of the tenants' own: the same order
+    const rows = await keysetPage(
+      db.selectFrom('tenants').select(columns).where('tenants.id', 'in', page) as unknown as PageQuery,
+      ORDER_COLUMN[s.orderBy],
+      ORDER_COLUMN.Id,
+      s,
+      { limit: window.limit },
+    ).execute();
+    return (rows as Parameters<typeof toTenant>[0][]).map(toTenant);
+  }
   // a partner-scoped view walks the closure index of the visible subtrees in key order
   const query = scope
     ? db
@@ -245,12 +269,14 @@ export async function searchTenants(
   return (rows as Parameters<typeof toTenant>[0][]).map(toTenant);
 }
 
+/** No filter beyond the view itself (ordering and forHierarchies shape it, nothing else). */
+const unfiltered = (s: TenantSearch) => Object.keys(s).every((k) => k === 'orderBy' || k === 'orderDir' || k === 'hierarchyPaths');
+
 /** Every match of a search, counted (page mode's totalCount). Exact; an unfiltered view is a sum
  *  of its roots' subtree sizes (migration 20261127T1000), the others are counted. */
 export async function countTenants(db: Kysely<Database>, s: TenantSearch, visibility: Visibility, now: Date): Promise<number> {
   const scope = closureScope(visibility, s.hierarchyPaths, s.hierarchyPaths ? await homePath(db, visibility) : null);
-  const unfiltered = Object.keys(s).every((k) => k === 'orderBy' || k === 'orderDir' || k === 'hierarchyPaths');
-  if (unfiltered && (scope || visibility.kind === 'all')) return subtreeSizes(db, scope);
+  if (unfiltered(s) && (scope || visibility.kind === 'all')) return subtreeSizes(db, scope);
   const row = scope
     ? await db
         .selectFrom('tenant_closure as c')
