@@ -39,6 +39,15 @@ export function secretIsLive(s: Pick<ClientSecretInfo, 'revokedAt' | 'expiresAt'
   return s.revokedAt === null && (s.expiresAt === null || s.expiresAt > now);
 }
 
+/**
+ * The client as it stands at `now`: a secret that expired since the client was read (a cached
+ * listing, read-cache.ts) is left out. The same object when nothing expired.
+ */
+export function asOf(client: Client, now: Date): Client {
+  if (client.secrets.every((s) => secretIsLive(s, now))) return client;
+  return { ...client, secrets: client.secrets.filter((s) => secretIsLive(s, now)) };
+}
+
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 /** A client name: the common name rules (text.ts); unique among the tenant's live clients by its key. */

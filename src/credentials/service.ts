@@ -12,7 +12,16 @@ import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited
 import type { Transactional } from '../transaction.js';
 import { searchKey } from '../text.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
-import { generateClientId, normalizeClientName, parseClientRef, possibleClientId, secretIsLive, validateGracePeriod, type Client } from './model.js';
+import {
+  asOf,
+  generateClientId,
+  normalizeClientName,
+  parseClientRef,
+  possibleClientId,
+  secretIsLive,
+  validateGracePeriod,
+  type Client,
+} from './model.js';
 import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
 import type { LastUsedRecorder } from './last-used.js';
 import type { PrincipalStore } from '../access/store.js';
@@ -176,7 +185,8 @@ export class CredentialService {
       return roleId;
     });
     if (query.clientIDs?.some((id) => id?.includes('\u0000'))) throw badInput('clientIDs must not contain a NUL character', { field: 'clientIDs' });
-    return this.store.credentials.listClients({
+    // the listing may come from the cache (store/index.ts): what expired since is dropped here
+    const clients = await this.store.credentials.listClients({
       tenantIds,
       ...(query.name != null ? { name: searchKey(query.name, 'name') } : {}),
       // a null entry matches no client (as NULL in an SQL IN list matches no row)
@@ -185,6 +195,7 @@ export class CredentialService {
       offset: (page - 1) * perPage,
       limit: perPage,
     });
+    return clients.map((c) => asOf(c, now));
   }
 
   async rotateClientSecret(

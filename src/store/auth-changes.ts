@@ -4,16 +4,17 @@
 // roles they hold, where a tenant sits (path, support access), and the signing keys.
 //
 // The same list is kept twice, by necessity: here, for the writes of this process (write-watch.ts
-// sees them as they happen), and in the triggers of migration 20261126T0900-auth-changes, for the
-// writes of every process on one PostgreSQL (change-listener.ts hears them). A test compares the
+// sees them as they happen), and in the triggers of migrations 20261126T0900-auth-changes and
+// 20261128T0900-listing-changes, for the writes of every process on one PostgreSQL (change-listener.ts hears them). A test compares the
 // two (test/store/auth-changes.test.ts).
 
 /** Per table: the columns whose update is a change ('*': any update), and whether an insert is. */
 export const AUTH_TABLES: Readonly<Record<string, { updates: readonly string[] | '*'; inserts: boolean }>> = {
-  // a new client, user or tenant is in no cache (misses are not cached): its insert changes nothing
-  clients: { updates: ['id', 'tenant_id', 'client_id', 'environment', 'revoked_at'], inserts: false },
-  // a new secret of a cached client must be found at once
-  client_secrets: { updates: ['id', 'client_id', 'secret_hash', 'expires_at', 'revoked_at'], inserts: true },
+  // every column of a client and its secrets is shown by the cached listings (the `clients`
+  // query), a secret's last use included, and a new client joins them
+  clients: { updates: '*', inserts: true },
+  client_secrets: { updates: '*', inserts: true },
+  // a new user or tenant is in no cache (misses are not cached): its insert changes nothing
   users: { updates: ['id', 'tenant_id', 'disabled_at', 'tokens_valid_after'], inserts: false },
   tenants: {
     updates: ['id', 'parent_id', 'path', 'enabled', 'tokens_valid_after', 'support_enabled', 'support_expires_at'],

@@ -1,7 +1,8 @@
 // The one persister: every capability's store interface, on one Kysely instance. A transaction
 // hands the use case the same set of stores bound to one database transaction. Outside a
 // transaction, the reads every authenticated request makes (the client at the token endpoint, the
-// principal behind a token, the acting tenant's scope) are cached until what they read changes
+// principal behind a token, the acting tenant's scope) and the credential listings (the `clients`
+// query) are cached until what they read changes
 // (auth-changes.ts, write-watch.ts, read-cache.ts); inside one, every read goes to the database.
 import type { Kysely } from 'kysely';
 import type { PrincipalStore } from '../access/store.js';
@@ -63,6 +64,9 @@ export interface StoreOptions {
 
 /** entries per cache: more than the clients, principals and tenants that are busy at once */
 const CACHE_ENTRIES = 10_000;
+/** client listings kept, and the clients they may hold in all (a page holds up to 500; about 1 KB each) */
+const LISTING_ENTRIES = 1_000;
+const LISTED_CLIENTS = 10_000;
 
 export function createStore(db: Kysely<Database>, clock: Clock, options: StoreOptions = {}): Store {
   const { changes } = options;
@@ -107,11 +111,18 @@ function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number
   const principals = new ReadCache<NonNullable<Awaited<ReturnType<PrincipalStore['findUserPrincipal']>>>>(changes, options);
   const assignments = new ReadCache<Awaited<ReturnType<PrincipalStore['findAssignments']>>>(changes, options);
   const scopes = new ReadCache<NonNullable<Awaited<ReturnType<TenantStore['findScope']>>>>(changes, options);
+  const listings = new ReadCache<Awaited<ReturnType<CredentialStore['listClients']>>>(changes, {
+    max: LISTING_ENTRIES,
+    lifetimeMs,
+    maxSize: { total: LISTED_CLIENTS, size: (list) => (list as unknown[]).length },
+  });
   return {
     ...store,
     credentials: {
       ...store.credentials,
       findAuthClient: (clientId) => authClients.get(clientId, () => store.credentials.findAuthClient(clientId)),
+      // the filter is the key: tenants (already authorized), name key, ids, roles and the page
+      listClients: async (filter) => (await listings.get(JSON.stringify(filter), () => store.credentials.listClients(filter))) ?? [],
     },
     principals: {
       ...store.principals,

@@ -12,6 +12,8 @@ export interface ReadCacheOptions {
   max: number;
   /** the backstop: an entry is read again after this long whatever the signal says */
   lifetimeMs: number;
+  /** bounds the entries by their total size as well, each entry's size given by `size` */
+  maxSize?: { total: number; size: (value: object) => number };
 }
 
 interface Entry<V> {
@@ -27,7 +29,13 @@ export class ReadCache<V extends object> {
     private readonly signal: ChangeSignal,
     options: ReadCacheOptions,
   ) {
-    this.entries = new LRUCache({ max: options.max, ttl: options.lifetimeMs, ttlAutopurge: false });
+    const bySize = options.maxSize;
+    this.entries = new LRUCache({
+      max: options.max,
+      ttl: options.lifetimeMs,
+      ttlAutopurge: false,
+      ...(bySize ? { maxSize: bySize.total, sizeCalculation: (entry: Entry<V>) => Math.max(1, bySize.size(entry.value)) } : {}),
+    });
   }
 
   async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {

@@ -5,7 +5,8 @@
 // credentials from a moment before, refuses the old secret and the old token once it has heard
 // the change. The deadline is generous (a loaded CI machine); what the test holds B to is that it
 // stops accepting long before its caches' lifetime, which only the notification explains. The
-// guessing throttle's counts are shared too: failures through A count in B.
+// guessing throttle's counts are shared too: failures through A count in B. So are the cached
+// client listings: a client created or deleted through A shows in B's listing.
 // PostgreSQL only: PGlite is one process's database.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -124,6 +125,30 @@ describe('revocation across processes on one PostgreSQL', { skip }, () => {
     assert.equal(del.body.errors, undefined);
     await refusedWithin('the secret of a deleted client', async () => (await requestToken(b.port, c.clientId, c.secret)).status === 401);
     await refusedWithin('the token of a deleted client', async () => (await gql(b.port, c.token, LIST)).status === 401);
+  });
+
+  it("B's cached client listing shows what changed through A or in the database: a new client, a rename, a deletion", async () => {
+    const listed = async () =>
+      ((await gql(b.port, root, '{ clients { client_id name } }')).body.data.clients as { client_id: string; name: string }[]).map(
+        (c) => `${c.client_id} ${c.name}`,
+      );
+    await listed();
+    await listed(); // B now serves this listing from its cache
+    const made = await gql(a.port, root, CREATE_CLIENT, { n: 'listed-on-b', r: [ROLE_IDS.Auditor] });
+    assert.equal(made.body.errors, undefined, JSON.stringify(made.body.errors));
+    const { id, client_id: clientId } = made.body.data.createClient.client;
+    await refusedWithin('a listing without the new client', async () => (await listed()).includes(`${clientId} listed-on-b`));
+    // a column no authentication reads: only the listings' own triggers tell B
+    const sqlClient = new pg.Client({ connectionString: url });
+    await sqlClient.connect();
+    try {
+      await sqlClient.query("update clients set name = 'renamed-by-sql' where id = $1", [id]);
+    } finally {
+      await sqlClient.end();
+    }
+    await refusedWithin('a listing with the old name', async () => (await listed()).includes(`${clientId} renamed-by-sql`));
+    assert.equal((await gql(a.port, root, 'mutation($id: ID!) { deleteClient(id: $id) { id } }', { id })).body.errors, undefined);
+    await refusedWithin('a listing with the deleted client', async () => !(await listed()).some((c) => c.startsWith(clientId)));
   });
 
   it('a secret force-rotated through A: B refuses the old secret and the token it gave, and takes the new secret', async () => {

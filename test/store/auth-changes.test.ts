@@ -1,8 +1,8 @@
 // What counts as a change for the authentication caches, on both engines: the writes this process
 // makes (write-watch.ts) and the triggers that tell other processes (migration
-// 20261126T0900-auth-changes) name the same tables and columns, a change is seen the moment its
+// 20261126T0900-auth-changes, 20261128T0900-listing-changes) name the same tables and columns, a change is seen the moment its
 // statement is sent and again once it has committed, and a write that changes nothing a cache
-// holds (a secret's last use, a tenant's name) leaves the caches alone.
+// holds (a tenant's name, a user's display name) leaves the caches alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -63,12 +63,9 @@ for (const engine of engines()) {
 
     it('writes that change nothing a cache holds are not signalled', async () => {
       assert.equal(await bumps(() => db.kysely.updateTable('tenants').set({ name: 'x' }).where('id', '=', '999999').execute()), 0);
-      assert.equal(
-        await bumps(() => db.kysely.updateTable('client_secrets').set({ last_used_at: new Date() }).where('id', '=', crypto.randomUUID()).execute()),
-        0,
-      );
+      assert.equal(await bumps(() => db.kysely.updateTable('users').set({ display_name: 'x' }).where('id', '=', crypto.randomUUID()).execute()), 0);
       assert.equal(await bumps(() => db.kysely.selectFrom('clients').selectAll().execute()), 0);
-      // a new tenant, client or user is in no cache: only a miss could have been, and misses are not kept
+      // a new tenant or user is in no cache: only a miss could have been, and misses are not kept
       const insertInto = (table: 'tenants' | 'clients' | 'users' | 'client_secrets' | 'role_assignments' | 'signing_keys') =>
         isAuthWrite(
           db.kysely
@@ -76,15 +73,24 @@ for (const engine of engines()) {
             .values({} as never)
             .toOperationNode(),
         );
-      for (const table of ['tenants', 'clients', 'users'] as const) assert.equal(insertInto(table), false, table);
-      // a new secret, role or key is: a cached client or principal would lack it
-      for (const table of ['client_secrets', 'role_assignments', 'signing_keys'] as const) assert.equal(insertInto(table), true, table);
+      for (const table of ['tenants', 'users'] as const) assert.equal(insertInto(table), false, table);
+      // a new client joins the cached listings; a new secret, role or key would be missing from a
+      // cached client or principal
+      for (const table of ['clients', 'client_secrets', 'role_assignments', 'signing_keys'] as const) assert.equal(insertInto(table), true, table);
       // an upsert may update what it meets
       const upsert = db.kysely
         .insertInto('users')
         .values({} as never)
         .onConflict((oc) => oc.doNothing());
       assert.equal(isAuthWrite(upsert.toOperationNode()), true);
+    });
+
+    it("every write to a client or its secrets is signalled: the cached listings show each column, a secret's last use included", async () => {
+      assert.equal(await bumps(() => db.kysely.updateTable('clients').set({ name: 'x' }).where('id', '=', crypto.randomUUID()).execute()), 2);
+      assert.equal(
+        await bumps(() => db.kysely.updateTable('client_secrets').set({ last_used_at: new Date() }).where('id', '=', crypto.randomUUID()).execute()),
+        2,
+      );
     });
 
     it('raw SQL that writes a watched table is signalled', async () => {

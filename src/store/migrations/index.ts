@@ -13,6 +13,7 @@ import { sso } from './20261125T0900-sso.js';
 import { authChanges } from './20261126T0900-auth-changes.js';
 import { tokenFailures } from './20261127T0900-token-failures.js';
 import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
+import { listingChanges } from './20261128T0900-listing-changes.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261126T0900-auth-changes': authChanges,
   '20261127T0900-token-failures': tokenFailures,
   '20261127T1000-subtree-sizes': subtreeSizes,
+  '20261128T0900-listing-changes': listingChanges,
 };
