@@ -12,6 +12,14 @@ describe('Time scalar', () => {
     assert.equal(TimeScalar.serialize('2026-11-23T10:00:00Z'), '2026-11-23T10:00:00.000Z');
   });
 
+  it('serializes a Date again after it changed (the text of a Date served before is kept)', () => {
+    const d = new Date('2026-11-22T10:00:00Z');
+    assert.equal(TimeScalar.serialize(d), '2026-11-22T10:00:00.000Z');
+    assert.equal(TimeScalar.serialize(d), '2026-11-22T10:00:00.000Z');
+    d.setTime(d.getTime() + 1500);
+    assert.equal(TimeScalar.serialize(d), '2026-11-22T10:00:01.500Z');
+  });
+
   it('reports a value the server produced that is not a time as an internal error, not as bad input', () => {
     for (const bad of ['soon', 42, new Date('invalid'), null]) {
       let thrown: unknown;
