@@ -25,13 +25,25 @@ export interface AppDeps {
 
 export const BODY_LIMIT = 1024 * 1024;
 
-/** One log line per request, when it is answered, with what it asked and how it ended (Fastify writes two). */
+/**
+ * One log line per request, when it is answered, with what it asked and how it ended (Fastify
+ * writes two). A line of a request that completed holds only what the serializers let through
+ * (method, path without its query, address, status, time) and the request id (checked below), so
+ * it skips the redaction that every other line goes through: a tenth of a cached request's work.
+ */
 class OneLinePerRequest extends LogController {
+  private readonly fixedShape: Logger;
+
+  constructor(logger: Logger) {
+    super();
+    this.fixedShape = logger.child({}, { redact: [] });
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    else this.fixedShape.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -46,7 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(deps.logger),
     // behind an ingress, the client address (token-endpoint throttle, logs) comes from X-Forwarded-For
     trustProxy: deps.config.trustProxy as boolean | string[], // a number is a hop count (Fastify documents it; its types lag)
   }) as unknown as FastifyInstance;

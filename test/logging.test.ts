@@ -223,6 +223,18 @@ for (const engine of engines()) {
       }
     });
 
+    it('an answered request is one line of a fixed shape: its id, method, path, address, status and time, nothing else', () => {
+      const completed = t.logs.map((line) => JSON.parse(line)).filter((l) => l.msg === 'request completed');
+      assert.ok(completed.length >= requestIds.length, `only ${completed.length} request lines`);
+      for (const id of requestIds) assert.equal(completed.filter((l) => l.reqId === id).length, 1, `request ${id}: one line`);
+      for (const l of completed) {
+        assert.deepEqual(Object.keys(l).sort(), ['hostname', 'level', 'msg', 'pid', 'req', 'reqId', 'res', 'responseTime', 'time']);
+        assert.deepEqual(Object.keys(l.req).sort(), ['method', 'path', 'remoteAddress']);
+        assert.doesNotMatch(l.req.path, /\?/);
+        assert.deepEqual(Object.keys(l.res), ['statusCode']);
+      }
+    });
+
     it('no log line carries a query string or an authorization header at all', () => {
       for (const line of t.logs) {
         assert.doesNotMatch(line, /client_secret=/, line);
