@@ -96,7 +96,6 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
     variables: params.variables,
     operationName: params.operationName,
     context,
-    log: request.log,
   });
   const errors = result.errors ? format(result.errors) : undefined;
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED');

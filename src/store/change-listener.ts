@@ -1,5 +1,6 @@
-// Hears the changes other processes make to one PostgreSQL database: the triggers of migration
-// 20261126T0900-auth-changes NOTIFY on every write that matters to the authentication caches
+// Hears the changes other processes make to one PostgreSQL database: the triggers of migrations
+// 20261126T0900-auth-changes and 20261128T0900-listing-changes NOTIFY on every write that matters
+// to the caches
 // (auth-changes.ts), with the written table's schema as payload, and this dedicated connection
 // LISTENs. Each notification for our schema bumps the change signal. While the connection is
 // down the signal is marked unreliable, so the caches keep nothing, and it is opened again with a

@@ -67,6 +67,7 @@ const CACHE_ENTRIES = 10_000;
 /** client listings kept, and the clients they may hold in all (a page holds up to 500; about 1 KB each) */
 const LISTING_ENTRIES = 1_000;
 const LISTED_CLIENTS = 10_000;
+const MAX_LISTING_KEY = 2048;
 
 export function createStore(db: Kysely<Database>, clock: Clock, options: StoreOptions = {}): Store {
   const { changes } = options;
@@ -121,8 +122,13 @@ function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number
     credentials: {
       ...store.credentials,
       findAuthClient: (clientId) => authClients.get(clientId, () => store.credentials.findAuthClient(clientId)),
-      // the filter is the key: tenants (already authorized), name key, ids, roles and the page
-      listClients: async (filter) => (await listings.get(JSON.stringify(filter), () => store.credentials.listClients(filter))) ?? [],
+      // the filter is the key: tenants (already authorized), name key, ids, roles and the page; a
+      // long one (hundreds of ids) is read each time, so keys never hold more than 2 KB each
+      listClients: async (filter) => {
+        const key = JSON.stringify(filter);
+        if (key.length > MAX_LISTING_KEY) return store.credentials.listClients(filter);
+        return (await listings.get(key, () => store.credentials.listClients(filter))) ?? [];
+      },
     },
     principals: {
       ...store.principals,
