@@ -1,12 +1,13 @@
-// What the authentication caches (read-cache.ts) depend on, and the signal that tells them the
+// What the caches of store/index.ts (read-cache.ts) depend on, and the signal that tells them the
 // data changed. A change is a write that could alter what a cached read returns: who may
 // authenticate (clients, secrets, users, the tenant's enabled flag and token cut-off), which
-// roles they hold, where a tenant sits (path, support access), and the signing keys.
+// roles they hold, where a tenant sits (path, support access), the signing keys, and the client
+// listings (any write to a client or its secrets).
 //
 // The same list is kept twice, by necessity: here, for the writes of this process (write-watch.ts
 // sees them as they happen), and in the triggers of migrations 20261126T0900-auth-changes and
-// 20261128T0900-listing-changes, for the writes of every process on one PostgreSQL (change-listener.ts hears them). A test compares the
-// two (test/store/auth-changes.test.ts).
+// 20261128T0900-listing-changes, for the writes of every process on one PostgreSQL
+// (change-listener.ts hears them). A test compares the two (test/store/auth-changes.test.ts).
 
 /** Per table: the columns whose update is a change ('*': any update), and whether an insert is. */
 export const AUTH_TABLES: Readonly<Record<string, { updates: readonly string[] | '*'; inserts: boolean }>> = {

@@ -1,8 +1,7 @@
 // Hears the changes other processes make to one PostgreSQL database: the triggers of migrations
 // 20261126T0900-auth-changes and 20261128T0900-listing-changes NOTIFY on every write that matters
-// to the caches
-// (auth-changes.ts), with the written table's schema as payload, and this dedicated connection
-// LISTENs. Each notification for our schema bumps the change signal. While the connection is
+// to the caches (auth-changes.ts), with the written table's schema as payload, and this dedicated
+// connection LISTENs. Each notification for our schema bumps the change signal. While the connection is
 // down the signal is marked unreliable, so the caches keep nothing, and it is opened again with a
 // growing delay (0.25 s to 5 s); changes missed meanwhile do not matter, since nothing was kept.
 // A connection that dies without a word (no FIN, no RST) is found by TCP keep-alive; until then

@@ -46,8 +46,8 @@ const PGLITE_PARSERS = { 20: (value: string) => value };
  * The embedded PostgreSQL's buffer cache. PostgreSQL's default, 128 MB, is zeroed at start inside
  * the WebAssembly memory, so a process held about 390 MB before its first request; at 32 MB it
  * holds about 100 MB less (docs/benchmarks.md). Pages beyond it are read from the operating
- * system's file cache; the tenants search at 100,000 tenants stays within its target. Given at each start,
- * never written to the folder's postgresql.conf.
+ * system's file cache; the tenants search at 100,000 tenants stays within its target. Given at
+ * each start, never written to the folder's postgresql.conf.
  */
 const PGLITE_OPTIONS = {
   extensions: { pg_trgm },

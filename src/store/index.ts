@@ -2,8 +2,8 @@
 // hands the use case the same set of stores bound to one database transaction. Outside a
 // transaction, the reads every authenticated request makes (the client at the token endpoint, the
 // principal behind a token, the acting tenant's scope) and the credential listings (the `clients`
-// query) are cached until what they read changes
-// (auth-changes.ts, write-watch.ts, read-cache.ts); inside one, every read goes to the database.
+// query) are cached until what they read changes (auth-changes.ts, write-watch.ts,
+// read-cache.ts); inside one, every read goes to the database.
 import type { Kysely } from 'kysely';
 import type { PrincipalStore } from '../access/store.js';
 import type { AuditStore } from '../audit/store.js';
@@ -115,7 +115,7 @@ function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number
   const listings = new ReadCache<Awaited<ReturnType<CredentialStore['listClients']>>>(changes, {
     max: LISTING_ENTRIES,
     lifetimeMs,
-    maxSize: { total: LISTED_CLIENTS, size: (list) => (list as unknown[]).length },
+    maxSize: { total: LISTED_CLIENTS, size: (list) => list.length },
   });
   return {
     ...store,

@@ -7,13 +7,13 @@
 import { LRUCache } from 'lru-cache';
 import type { ChangeSignal } from './auth-changes.js';
 
-export interface ReadCacheOptions {
+export interface ReadCacheOptions<V> {
   /** entries at most */
   max: number;
   /** the backstop: an entry is read again after this long whatever the signal says */
   lifetimeMs: number;
   /** bounds the entries by their total size as well, each entry's size given by `size` */
-  maxSize?: { total: number; size: (value: object) => number };
+  maxSize?: { total: number; size: (value: V) => number };
 }
 
 interface Entry<V> {
@@ -27,7 +27,7 @@ export class ReadCache<V extends object> {
 
   constructor(
     private readonly signal: ChangeSignal,
-    options: ReadCacheOptions,
+    options: ReadCacheOptions<V>,
   ) {
     const bySize = options.maxSize;
     this.entries = new LRUCache({
