@@ -4,6 +4,7 @@
 // the database (another process may have added a key), at most once a second.
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
+import { es256PrivateKey, type Es256PrivateKey } from './compact-jws.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import type { Transactional } from '../transaction.js';
 import type { KeyStore, StoredSigningKey } from './store.js';
@@ -21,7 +22,7 @@ interface LoadedKey {
   kid: string;
   publicJwk: JWK;
   verifyKey: CryptoKey;
-  signKey: CryptoKey;
+  signKey: Es256PrivateKey;
   createdAt: Date;
 }
 
@@ -101,7 +102,7 @@ export class KeyRing {
         kid: k.kid,
         publicJwk: k.publicJwk as JWK,
         verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
-        signKey: (await importJWK(privateJwk, k.alg)) as CryptoKey,
+        signKey: es256PrivateKey(privateJwk),
         createdAt: k.createdAt,
       });
     }
@@ -111,7 +112,7 @@ export class KeyRing {
     this.current = live[0];
   }
 
-  signingKey(): { kid: string; key: CryptoKey } {
+  signingKey(): { kid: string; key: Es256PrivateKey } {
     return { kid: this.current.kid, key: this.current.signKey };
   }
 

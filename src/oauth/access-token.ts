@@ -5,12 +5,13 @@
 // not issue and any lifetime longer than we give, before the principal is looked up.
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 import { parseScopeClaim, scopeText } from '../access/scope.js';
 import type { RoleName } from '../access/roles.js';
 import { isCanonicalUuid, TENANT_ID_PATTERN } from '../ids.js';
 import { possibleClientId } from '../credentials/model.js';
+import { signEs256 } from '../keys/compact-jws.js';
 import { SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
 
 export interface TokenSubject {
@@ -116,23 +117,21 @@ export class AccessTokens {
     const exp = iat + this.settings.ttlSeconds;
     const jti = randomUUID();
     const { kid, key } = this.keys.signingKey();
-    const claims: Omit<AccessTokenClaims, 'iss' | 'sub' | 'aud' | 'iat' | 'exp' | 'jti'> = {
+    const claims: AccessTokenClaims = {
       tid: subject.tenantId,
       region: this.settings.region,
       pty: subject.kind,
       ...(subject.clientId ? { client_id: subject.clientId } : {}),
       ...(subject.secretId ? { secret_id: subject.secretId } : {}),
       ...(subject.scope !== undefined ? { scope: scopeText(subject.scope) } : {}),
+      iss: this.settings.issuer,
+      sub: subject.id,
+      aud: this.settings.audience,
+      iat,
+      exp,
+      jti,
     };
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: 'at+jwt' })
-      .setIssuer(this.settings.issuer)
-      .setSubject(subject.id)
-      .setAudience(this.settings.audience)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .setJti(jti)
-      .sign(key);
+    const token = await signEs256({ alg: SIGNING_ALG, kid, typ: 'at+jwt' }, claims, key);
     return { token, expiresIn: this.settings.ttlSeconds, expiresAt: new Date(exp * 1000), jti };
   }
 

@@ -1,0 +1,44 @@
+// Access tokens are signed with node:crypto (keys/compact-jws.ts) and verified with jose: what
+// one writes, the other must read, in the exact form RFC 7515 and RFC 7518 give.
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { es256PrivateKey, signEs256 } from '../../src/keys/compact-jws.js';
+
+describe('ES256 compact JWS signed with node:crypto', () => {
+  it('is read by jose: header, claims and a 64-byte R || S signature over the first two parts', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const key = es256PrivateKey(await exportJWK(privateKey));
+    const claims = { iss: 'https://issuer.test', sub: 'a', aud: 'https://api.test', iat: 1_700_000_000, exp: 4_000_000_000, note: 'é "quoted" \u2028' };
+    const token = await signEs256({ alg: 'ES256', kid: 'k-1', typ: 'at+jwt' }, claims, key);
+    const parts = token.split('.');
+    assert.equal(parts.length, 3);
+    assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'base64url without padding');
+    assert.equal(Buffer.from(parts[2]!, 'base64url').length, 64);
+    assert.deepEqual(decodeProtectedHeader(token), { alg: 'ES256', kid: 'k-1', typ: 'at+jwt' });
+    const { payload } = await jwtVerify(token, publicKey, { algorithms: ['ES256'], typ: 'at+jwt', issuer: claims.iss, audience: claims.aud });
+    assert.deepEqual(payload, claims);
+  });
+
+  it('signs with the key it is given: another key does not verify it, a changed payload does not verify', async () => {
+    const mine = await generateKeyPair('ES256', { extractable: true });
+    const other = await generateKeyPair('ES256');
+    const token = await signEs256({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a' }, es256PrivateKey(await exportJWK(mine.privateKey)));
+    await assert.rejects(compactVerify(token, other.publicKey), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
+    const [h, , s] = token.split('.');
+    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'b' })).toString('base64url')}.${s}`;
+    await assert.rejects(compactVerify(forged, mine.publicKey), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
+    await compactVerify(token, mine.publicKey);
+  });
+
+  it('refuses, when the key is loaded, a key that is not a private P-256 key', async () => {
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'jwk' });
+    assert.throws(() => es256PrivateKey(p384 as never), /private P-256 key/);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+    assert.throws(() => es256PrivateKey(rsa as never), /private P-256 key/);
+    const { publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    assert.throws(() => es256PrivateKey(publicJwk));
+  });
+});
