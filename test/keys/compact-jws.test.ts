@@ -10,7 +10,14 @@ describe('ES256 compact JWS signed with node:crypto', () => {
   it('is read by jose: header, claims and a 64-byte R || S signature over the first two parts', async () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
     const key = es256PrivateKey(await exportJWK(privateKey));
-    const claims = { iss: 'https://issuer.test', sub: 'a', aud: 'https://api.test', iat: 1_700_000_000, exp: 4_000_000_000, note: 'é "quoted" \u2028' };
+    const claims = {
+      iss: 'https://issuer.test',
+      sub: 'a',
+      aud: 'https://api.test',
+      iat: 1_700_000_000,
+      exp: 4_000_000_000,
+      note: 'é "quoted" \u2028',
+    };
     const token = await signEs256({ alg: 'ES256', kid: 'k-1', typ: 'at+jwt' }, claims, key);
     const parts = token.split('.');
     assert.equal(parts.length, 3);
