@@ -28,12 +28,12 @@ function repeatedNames(names: Iterable<string>): string[] {
 export function parseForm(body: string): ParsedParams {
   // no prototype: a parameter named like an Object method ("toString") is just a parameter
   const params: TokenParams = Object.create(null);
-  let repeated: Set<string> | undefined;
+  const repeated: string[] = [];
   for (const [key, value] of new URLSearchParams(body)) {
-    if (key in params) (repeated ??= new Set()).add(key);
+    if (key in params && !repeated.includes(key)) repeated.push(key);
     params[key] = value;
   }
-  return { params, repeated: repeated ? [...repeated] : [] };
+  return { params, repeated };
 }
 
 /** application/json: a flat object of strings. JSON.parse keeps the last of repeated keys, so
