@@ -28,12 +28,13 @@ function repeatedNames(names: Iterable<string>): string[] {
 export function parseForm(body: string): ParsedParams {
   // no prototype: a parameter named like an Object method ("toString") is just a parameter
   const params: TokenParams = Object.create(null);
-  const repeated: string[] = [];
+  // a Set: a body of many distinct repeated names must not cost a scan per name
+  const repeated = new Set<string>();
   for (const [key, value] of new URLSearchParams(body)) {
-    if (key in params && !repeated.includes(key)) repeated.push(key);
+    if (key in params) repeated.add(key);
     params[key] = value;
   }
-  return { params, repeated };
+  return { params, repeated: [...repeated] };
 }
 
 /** application/json: a flat object of strings. JSON.parse keeps the last of repeated keys, so
