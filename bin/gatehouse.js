@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // The installed executable: runs the compiled CLI (built by `npm ci` through the prepare script).
-import { failureLine } from '../dist/cli/failure-line.js';
-import { main } from '../dist/cli/main.js';
+
+// Production unless the environment says otherwise. Of Gatehouse's dependencies only graphql-js
+// reads it, once, when it is loaded: in any other mode every type check of its executor also
+// looks for a second copy of graphql-js (a mistake of development set-ups), about a twentieth of
+// a `clients` query's CPU (docs/performance.md). So it is set before the CLI is imported.
+process.env.NODE_ENV ??= 'production';
+const { failureLine } = await import('../dist/cli/failure-line.js');
+const { main } = await import('../dist/cli/main.js');
 
 // A finished command must end the process even if something it used left a handle open (a
 // socket, a timer): the exit code is set, and a timer that does not itself keep the process
