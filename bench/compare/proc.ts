@@ -31,7 +31,9 @@ export interface Proc {
 
 /** Spawns `node args` with env added; stderr goes to logFile (read when something fails). */
 export function spawnNode(args: string[], env: Record<string, string>, logFile: string): Proc {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // every server in production mode, as the gatehouse executable runs (graphql-js, which the
+  // graphql-jit reference uses too, reads it: docs/performance.md#production-mode)
+  const child = spawn(process.execPath, args, { env: { ...process.env, NODE_ENV: 'production', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stderr!.pipe(log);

@@ -4,7 +4,7 @@
 // the database (another process may have added a key), at most once a second.
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
-import { es256PrivateKey, type Es256PrivateKey } from './compact-jws.js';
+import { es256Signer, type Es256Signer } from './compact-jws.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import type { Transactional } from '../transaction.js';
 import type { KeyStore, StoredSigningKey } from './store.js';
@@ -22,7 +22,7 @@ interface LoadedKey {
   kid: string;
   publicJwk: JWK;
   verifyKey: CryptoKey;
-  signKey: Es256PrivateKey;
+  signer: Es256Signer;
   createdAt: Date;
 }
 
@@ -102,7 +102,7 @@ export class KeyRing {
         kid: k.kid,
         publicJwk: k.publicJwk as JWK,
         verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
-        signKey: es256PrivateKey(privateJwk),
+        signer: es256Signer(privateJwk),
         createdAt: k.createdAt,
       });
     }
@@ -112,8 +112,9 @@ export class KeyRing {
     this.current = live[0];
   }
 
-  signingKey(): { kid: string; key: Es256PrivateKey } {
-    return { kid: this.current.kid, key: this.current.signKey };
+  /** the newest live key's id and a signer holding it */
+  signingKey(): { kid: string; signer: Es256Signer } {
+    return { kid: this.current.kid, signer: this.current.signer };
   }
 
   /** whether the key is in the ring now (a token verified with it earlier may still be trusted) */

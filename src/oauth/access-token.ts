@@ -11,7 +11,6 @@ import { parseScopeClaim, scopeText } from '../access/scope.js';
 import type { RoleName } from '../access/roles.js';
 import { isCanonicalUuid, TENANT_ID_PATTERN } from '../ids.js';
 import { possibleClientId } from '../credentials/model.js';
-import { signEs256 } from '../keys/compact-jws.js';
 import { SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
 
 export interface TokenSubject {
@@ -116,7 +115,7 @@ export class AccessTokens {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.settings.ttlSeconds;
     const jti = randomUUID();
-    const { kid, key } = this.keys.signingKey();
+    const { kid, signer } = this.keys.signingKey();
     const claims: AccessTokenClaims = {
       tid: subject.tenantId,
       region: this.settings.region,
@@ -131,7 +130,7 @@ export class AccessTokens {
       exp,
       jti,
     };
-    const token = await signEs256({ alg: SIGNING_ALG, kid, typ: 'at+jwt' }, claims, key);
+    const token = await signer.sign({ alg: SIGNING_ALG, kid, typ: 'at+jwt' }, claims);
     return { token, expiresIn: this.settings.ttlSeconds, expiresAt: new Date(exp * 1000), jti };
   }
 

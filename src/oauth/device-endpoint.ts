@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { displayUserCode } from '../device/model.js';
 import type { DeviceService } from '../device/service.js';
-import { OAuthError, invalidRequest } from './errors.js';
-import { addOAuthBodyParsers, tokenParams } from './params.js';
+import { bodyRefusal, OAuthError, invalidRequest } from './errors.js';
+import { addOAuthBodyParsers, OAUTH_BODY_LIMIT_TEXT, tokenParams } from './params.js';
 
 export const DEVICE_AUTHORIZATION_PATH = '/auth/api/v2/auth/device/code';
 export const VERIFICATION_PATH = '/device';
@@ -13,9 +13,13 @@ export const VERIFICATION_PATH = '/device';
 export async function registerDeviceEndpoint(app: FastifyInstance, opts: { device: DeviceService; baseUrl: string }): Promise<void> {
   await app.register(async (scope) => {
     addOAuthBodyParsers(scope);
-    scope.setErrorHandler((err, _request, reply) => {
+    scope.setErrorHandler((err, request, reply) => {
       reply.header('cache-control', 'no-store');
-      const oauth = err instanceof OAuthError ? err : new OAuthError('invalid_request', 'malformed request body');
+      const oauth = err instanceof OAuthError ? err : bodyRefusal(err, OAUTH_BODY_LIMIT_TEXT);
+      if (!oauth) {
+        request.log.error({ err }, 'device authorization failed');
+        return reply.code(500).send({ error: 'server_error', error_description: 'internal error' });
+      }
       return reply.code(oauth.status).headers(oauth.headers).send({ error: oauth.error, error_description: oauth.description });
     });
     scope.post(DEVICE_AUTHORIZATION_PATH, async (request, reply) => {

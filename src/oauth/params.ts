@@ -59,13 +59,22 @@ export function parseJson(body: string): ParsedParams {
 
 export const PARSED_BODY = Symbol('token request body');
 
+/** Token and device-authorization requests are a few hundred bytes; 16 KiB leaves room for long
+ *  ids and scopes and keeps a hostile body from costing the event loop more than a moment. */
+export const OAUTH_BODY_LIMIT = 16 * 1024;
+export const OAUTH_BODY_LIMIT_TEXT = '16 KiB';
+/** repeated names named in the refusal, at most */
+const NAMED_REPEATS = 5;
+
 export function tokenParams(body: unknown): TokenParams {
   if (body === undefined || body === null || body === '') throw invalidRequest('the request has no body; send grant_type and credentials');
   if (typeof body !== 'object' || !(PARSED_BODY in body))
     throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
   const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
   if (parsed.repeated.length > 0) {
-    throw invalidRequest(`parameter sent more than once: ${parsed.repeated.map((name) => JSON.stringify(name.slice(0, 64))).join(', ')}`);
+    const named = parsed.repeated.slice(0, NAMED_REPEATS).map((name) => JSON.stringify(name.slice(0, 64)));
+    const more = parsed.repeated.length - named.length;
+    throw invalidRequest(`parameter sent more than once: ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`);
   }
   if (parsed.notString) throw invalidRequest(`parameter ${parsed.notString} must be a string`);
   for (const key in parsed.params) {
@@ -77,10 +86,10 @@ export function tokenParams(body: unknown): TokenParams {
 /** The body parsers of the OAuth endpoints (token, device authorization), on their own Fastify
  *  scope: form and JSON bodies, kept with enough of the raw text to refuse repeated parameters. */
 export function addOAuthBodyParsers(scope: FastifyInstance): void {
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) => {
     done(null, { [PARSED_BODY]: parseForm(body as string) });
   });
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) => {
     try {
       done(null, { [PARSED_BODY]: parseJson(body as string) });
     } catch (err) {

@@ -2,17 +2,17 @@
 // body (no repeats); grant_type present and supported; one client-authentication method; the
 // guessing throttle; client authentication (its failures counted); the grant. Errors follow RFC
 // 6749 section 5.2.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CredentialService } from '../credentials/service.js';
 import type { AccessTokens } from './access-token.js';
 import type { Metrics } from '../observability/metrics.js';
 import { authenticateClient, presentedCredentials, type AuthenticatedClient } from './client-auth.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { bodyRefusal, OAuthError, invalidRequest } from './errors.js';
 import type { FailureThrottle } from './failure-throttle.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, deviceCodeGrant } from './grants/device-code.js';
 import type { DeviceService } from '../device/service.js';
-import { addOAuthBodyParsers, tokenParams } from './params.js';
+import { addOAuthBodyParsers, OAUTH_BODY_LIMIT_TEXT, tokenParams } from './params.js';
 
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
 export const GRANT_TYPES = ['client_credentials', DEVICE_CODE_GRANT] as const;
@@ -83,23 +83,11 @@ function refuseWhileThrottled(seconds: number): void {
 
 function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyReply, metrics: Metrics) {
   reply.headers(NO_STORE);
-  let oauth: OAuthError;
-  if (err instanceof OAuthError) oauth = err;
-  else {
-    const fe = err as FastifyError;
-    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-      const description =
-        fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? 'the request body is larger than 1 MiB'
-          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-            ? 'send application/x-www-form-urlencoded or application/json'
-            : 'malformed request body';
-      oauth = new OAuthError('invalid_request', description, fe.statusCode === 413 ? 413 : 400);
-    } else {
-      request.log.error({ err }, 'token endpoint failed');
-      metrics.tokenErrors.inc({ error: 'server_error' });
-      return reply.code(500).send({ error: 'server_error', error_description: 'internal error' });
-    }
+  const oauth = err instanceof OAuthError ? err : bodyRefusal(err, OAUTH_BODY_LIMIT_TEXT);
+  if (!oauth) {
+    request.log.error({ err }, 'token endpoint failed');
+    metrics.tokenErrors.inc({ error: 'server_error' });
+    return reply.code(500).send({ error: 'server_error', error_description: 'internal error' });
   }
   metrics.tokenErrors.inc({ error: oauth.error });
   return reply.code(oauth.status).headers(oauth.headers).send({ error: oauth.error, error_description: oauth.description });

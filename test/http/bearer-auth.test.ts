@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { ROLE_IDS } from '../../src/access/roles.js';
+import type { Es256Header } from '../../src/keys/compact-jws.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
@@ -83,11 +84,11 @@ for (const engine of engines()) {
 
     /** a token signed with the service's own key, with claims changed */
     async function signWithOurKey(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-      const { kid, key } = t.service.services.keys.signingKey();
+      const { kid, signer } = t.service.services.keys.signingKey();
       const now = Math.floor(t.clock.now().getTime() / 1000);
       const payload = { ...genuine, iat: now, exp: now + 3600, jti: randomUUID(), ...claims };
       for (const [k, v] of Object.entries(payload)) if (v === undefined) delete (payload as Record<string, unknown>)[k];
-      return new SignJWT(payload as JWTPayload).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt', ...header }).sign(key);
+      return signer.sign({ alg: 'ES256', kid, typ: 'at+jwt', ...header } as Es256Header, payload);
     }
 
     it('a token crafted with our own key and genuine claims is accepted (the control for the cases below)', async () => {

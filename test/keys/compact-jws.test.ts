@@ -4,12 +4,16 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
-import { es256PrivateKey, signEs256 } from '../../src/keys/compact-jws.js';
+import { es256Signer } from '../../src/keys/compact-jws.js';
+
+async function keyPair() {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  return { publicKey, signer: es256Signer(await exportJWK(privateKey)) };
+}
 
 describe('ES256 compact JWS signed with node:crypto', () => {
   it('is read by jose: header, claims and a 64-byte R || S signature over the first two parts', async () => {
-    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const key = es256PrivateKey(await exportJWK(privateKey));
+    const { publicKey, signer } = await keyPair();
     const claims = {
       iss: 'https://issuer.test',
       sub: 'a',
@@ -18,7 +22,7 @@ describe('ES256 compact JWS signed with node:crypto', () => {
       exp: 4_000_000_000,
       note: 'é "quoted" \u2028',
     };
-    const token = await signEs256({ alg: 'ES256', kid: 'k-1', typ: 'at+jwt' }, claims, key);
+    const token = await signer.sign({ alg: 'ES256', kid: 'k-1', typ: 'at+jwt' }, claims);
     const parts = token.split('.');
     assert.equal(parts.length, 3);
     assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'base64url without padding');
@@ -28,10 +32,10 @@ describe('ES256 compact JWS signed with node:crypto', () => {
     assert.deepEqual(payload, claims);
   });
 
-  it('signs with the key it is given: another key does not verify it, a changed payload does not verify', async () => {
-    const mine = await generateKeyPair('ES256', { extractable: true });
+  it('signs with the key it holds: another key does not verify it, a changed payload does not verify', async () => {
+    const mine = await keyPair();
     const other = await generateKeyPair('ES256');
-    const token = await signEs256({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a' }, es256PrivateKey(await exportJWK(mine.privateKey)));
+    const token = await mine.signer.sign({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a' });
     await assert.rejects(compactVerify(token, other.publicKey), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
     const [h, , s] = token.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ sub: 'b' })).toString('base64url')}.${s}`;
@@ -39,13 +43,30 @@ describe('ES256 compact JWS signed with node:crypto', () => {
     await compactVerify(token, mine.publicKey);
   });
 
+  it('refuses a claim JSON would drop or change (undefined, NaN, infinite) instead of signing without it', async () => {
+    const { signer } = await keyPair();
+    for (const value of [undefined, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await assert.rejects(signer.sign({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a', exp: value }), /claim exp has no JSON value/);
+    }
+  });
+
   it('refuses, when the key is loaded, a key that is not a private P-256 key', async () => {
     const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'jwk' });
-    assert.throws(() => es256PrivateKey(p384 as never), /private P-256 key/);
+    assert.throws(() => es256Signer(p384 as never), /private P-256 key/);
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
-    assert.throws(() => es256PrivateKey(rsa as never), /private P-256 key/);
+    assert.throws(() => es256Signer(rsa as never), /private P-256 key/);
     const { publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = await exportJWK(publicKey);
-    assert.throws(() => es256PrivateKey(publicJwk));
+    // a public JWK has no private part: node refuses it as a private key
+    assert.throws(
+      () => es256Signer(publicJwk),
+      (err: Error & { code?: string }) => err.code === 'ERR_INVALID_ARG_TYPE' || /private/.test(err.message),
+    );
+  });
+
+  it('hands out no key: the signer has only its sign method', async () => {
+    const { signer } = await keyPair();
+    assert.deepEqual(Object.keys(signer), ['sign']);
+    assert.equal(JSON.stringify(signer), '{}');
   });
 });

@@ -145,8 +145,9 @@ for (const engine of engines()) {
         assert.equal(header.alg, 'ES256');
         assert.equal(header.typ, 'at+jwt');
         assert.equal(typeof header.kid, 'string');
-        assert.equal(header.jku, undefined);
-        assert.equal(header.jwk, undefined);
+        // exactly these header fields and claims: no jku, jwk or x5u, nothing left out or added
+        assert.deepEqual(Object.keys(header).sort(), ['alg', 'kid', 'typ']);
+        assert.deepEqual(Object.keys(claims).sort(), ['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'pty', 'region', 'secret_id', 'sub', 'tid']);
 
         const iat = Math.floor(now.getTime() / 1000);
         assert.equal(claims.iss, TEST_BASE_URL);
@@ -237,15 +238,21 @@ for (const engine of engines()) {
         }
       });
 
-      it('answers an empty or a 100 KB secret with 401, not 500', async () => {
+      it('answers an empty or an oversized secret with 401 (a 100 KB body with 413), not 500', async () => {
         const huge = 'x'.repeat(100 * 1024);
-        for (const secret of ['', huge]) {
-          assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, secret), { grant_type: 'client_credentials' })), wrongSecret);
+        // in the header: 100 KB; in the body: as much as the 16 KiB body limit lets through
+        for (const [header, body] of [
+          ['', ''],
+          [huge, 'x'.repeat(15 * 1024)],
+        ] as const) {
+          assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, header), { grant_type: 'client_credentials' })), wrongSecret);
           assertInvalidClient(
-            await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: secret })),
+            await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: body })),
             wrongSecret,
           );
         }
+        const hugeBody = await tokenRequest(t, json(undefined, { grant_type: 'client_credentials', client_id: ROOT_CLIENT_ID, client_secret: huge }));
+        assertOAuthError(hugeBody, 413, 'invalid_request');
         const hugeId = await tokenRequest(t, json(basic(huge, ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' }));
         assertInvalidClient(hugeId, wrongSecret);
       });
@@ -440,13 +447,43 @@ for (const engine of engines()) {
         assertOAuthError(res, 400, 'invalid_request');
       });
 
-      it('rejects a body over 1 MiB with 413', async () => {
+      it('rejects a body over 16 KiB with 413 and says the limit; 16 KiB itself is read', async () => {
         const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
-        const pad = 'x'.repeat(1024 * 1024 + 1);
+        const head = 'grant_type=client_credentials&pad=';
+        const atLimit = await tokenRequest(t, form(auth, head + 'x'.repeat(16 * 1024 - head.length)));
+        assert.equal(atLimit.status, 200, atLimit.text);
+        const pad = 'x'.repeat(16 * 1024);
         const big = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', pad }));
         assertOAuthError(big, 413, 'invalid_request');
+        assert.equal(big.body.error_description, 'the request body is larger than 16 KiB');
         const bigForm = await tokenRequest(t, form(auth, `grant_type=client_credentials&pad=${pad}`));
         assertOAuthError(bigForm, 413, 'invalid_request');
+        const device = await t.request({
+          method: 'POST',
+          url: '/auth/api/v2/auth/device/code',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `client_id=gatehouse-cli&login_hint=a%40example.com&pad=${pad}`,
+        });
+        assert.equal(device.status, 413, device.text);
+        assert.deepEqual(device.body, { error: 'invalid_request', error_description: 'the request body is larger than 16 KiB' });
+      });
+
+      it('names at most five repeated parameters, and how many more there were', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const names = Array.from({ length: 8 }, (_, i) => `p${i}`);
+        const body = ['grant_type=client_credentials', ...names.flatMap((n) => [`${n}=1`, `${n}=2`])].join('&');
+        const res = await tokenRequest(t, form(auth, body));
+        assertOAuthError(res, 400, 'invalid_request');
+        assert.equal(res.body.error_description, 'parameter sent more than once: "p0", "p1", "p2", "p3", "p4" and 3 more');
+      });
+
+      it('refuses a NUL character in a form parameter name or value', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        for (const body of ['grant_type=client_credentials&scope=a%00b', 'grant_type=client_credentials&sc%00ope=a']) {
+          const res = await tokenRequest(t, form(auth, body));
+          assertOAuthError(res, 400, 'invalid_request');
+          assert.equal(res.body.error_description, 'parameters must not contain NUL characters', body);
+        }
       });
     });
 
