@@ -5,7 +5,7 @@
 // thread pool) and node:crypto's synchronous sign. 32 signings are kept in flight, as 32 busy
 // connections would; the figures are wall time per token (what bounds tokens per second when
 // signing is all there is) and the process's CPU time per token (both threads: the JavaScript
-// thread and the thread pool). Medians of 5 rounds of 20,000 tokens, the three interleaved.
+// thread and the thread pool). Medians of 3 rounds of 10,000 tokens, the three interleaved.
 // Writes the section between the signing markers of docs/benchmarks.md.
 import { randomUUID, sign } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -67,10 +67,12 @@ async function round(f: () => Promise<string>, n: number): Promise<{ wallUs: num
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const results = new Map(Object.keys(ways).map((k) => [k, { wall: [] as number[], cpu: [] as number[] }]));
-for (const f of Object.values(ways)) await round(f, 5_000); // warm-up
-for (let r = 0; r < 5; r++) {
+const ROUNDS = 3;
+const TOKENS = 10_000;
+for (const f of Object.values(ways)) await round(f, 2_000); // warm-up
+for (let r = 0; r < ROUNDS; r++) {
   for (const [name, f] of Object.entries(ways)) {
-    const { wallUs, cpuUs } = await round(f, 20_000);
+    const { wallUs, cpuUs } = await round(f, TOKENS);
     results.get(name)!.wall.push(wallUs);
     results.get(name)!.cpu.push(cpuUs);
   }
@@ -83,7 +85,7 @@ const section = [
   '## Signing one access token (`npm run bench -- --only signing`)',
   '',
   `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}: ` +
-    'ES256, the claims Gatehouse issues, 32 signings in flight, medians of 5 rounds of 20,000 tokens (bench/signing.ts).',
+    `ES256, the claims Gatehouse issues, 32 signings in flight, medians of ${ROUNDS} rounds of ${TOKENS.toLocaleString('en-US')} tokens (bench/signing.ts).`,
   '',
   '| Way | wall µs per token | tokens/s, signing alone | CPU µs per token (all threads) |',
   '|---|---|---|---|',
