@@ -39,7 +39,11 @@ const commands: Record<Part, string[]> = {
 
 function run(part: Part): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...commands[part]], { stdio: ['ignore', 'inherit', 'inherit'] });
+    // production mode, as `gatehouse serve` runs (the search part builds the service in its process)
+    const child = spawn(process.execPath, ['--import', 'tsx', ...commands[part]], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production' },
+    });
     const forward = (sig: NodeJS.Signals) => child.kill(sig);
     process.once('SIGINT', forward);
     process.once('SIGTERM', forward);

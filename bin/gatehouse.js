@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The installed executable: runs the compiled CLI (built by `npm ci` through the prepare script).
 
-// Production unless the environment says otherwise. Of Gatehouse's dependencies only graphql-js
-// reads it, once, when it is loaded: in any other mode every type check of its executor also
-// looks for a second copy of graphql-js (a mistake of development set-ups), about a twentieth of
-// a `clients` query's CPU (docs/performance.md). So it is set before the CLI is imported.
-process.env.NODE_ENV ??= 'production';
+// `serve` runs in production mode unless the environment says otherwise. Of Gatehouse's
+// dependencies only graphql-js reads it, once, when it is loaded: in any other mode every type
+// check of its executor also looks for a second copy of graphql-js (a mistake of development
+// set-ups), about a twentieth of a `clients` query's CPU (docs/performance.md). So it is set
+// before the CLI is imported; other commands (and what they start) are left as they were.
+if (process.argv.slice(2).includes('serve')) process.env.NODE_ENV ??= 'production';
 const { failureLine } = await import('../dist/cli/failure-line.js');
 const { main } = await import('../dist/cli/main.js');
 

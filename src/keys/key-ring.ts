@@ -26,6 +26,15 @@ interface LoadedKey {
   createdAt: Date;
 }
 
+/** The signer of a stored key, or an error that names the key (a start that fails says which). */
+function loadSigner(kid: string, privateJwk: JWK, publicJwk: JWK): Es256Signer {
+  try {
+    return es256Signer(privateJwk, publicJwk);
+  } catch (err) {
+    throw new Error(`signing key ${kid} cannot be used: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 export class KeyRing {
   private keys = new Map<string, LoadedKey>();
   private current!: LoadedKey;
@@ -102,7 +111,7 @@ export class KeyRing {
         kid: k.kid,
         publicJwk: k.publicJwk as JWK,
         verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
-        signer: es256Signer(privateJwk),
+        signer: loadSigner(k.kid, privateJwk, k.publicJwk as JWK),
         createdAt: k.createdAt,
       });
     }

@@ -86,6 +86,9 @@ export function tokenParams(body: unknown): TokenParams {
 /** The body parsers of the OAuth endpoints (token, device authorization), on their own Fastify
  *  scope: form and JSON bodies, kept with enough of the raw text to refuse repeated parameters. */
 export function addOAuthBodyParsers(scope: FastifyInstance): void {
+  // Fastify's own text/plain parser would read up to the app's 1 MiB before the refusal: other
+  // types are refused unread (415, answered as invalid_request)
+  scope.removeContentTypeParser('text/plain');
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) => {
     done(null, { [PARSED_BODY]: parseForm(body as string) });
   });

@@ -474,6 +474,17 @@ for (const engine of engines()) {
         const tok = await t.tokenResponse('never-seen-client', ROOT_CLIENT_SECRET);
         assert.equal(tok.status, 500, tok.text);
         assert.deepEqual(tok.body, { error: 'server_error', error_description: 'internal error' });
+        // the device-authorization endpoint too: a fault of the server, not a malformed request
+        const device = await t.request({
+          method: 'POST',
+          url: '/auth/api/v2/auth/device/code',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'client_id=gatehouse-cli&login_hint=someone%40example.com',
+        });
+        assert.equal(device.status, 500, device.text);
+        assert.deepEqual(device.body, { error: 'server_error', error_description: 'internal error' });
+        const deviceId = device.headers['x-request-id'] as string;
+        assert.ok(t.logs.some((l) => l.includes(deviceId) && /"level":50/.test(l) && l.includes('device authorization failed')));
       } finally {
         if (dbClosed) {
           // close the rest carefully: the database is closed already

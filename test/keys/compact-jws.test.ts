@@ -43,11 +43,23 @@ describe('ES256 compact JWS signed with node:crypto', () => {
     await compactVerify(token, mine.publicKey);
   });
 
-  it('refuses a claim JSON would drop or change (undefined, NaN, infinite) instead of signing without it', async () => {
+  it('refuses a claim JSON would drop or change (undefined, NaN, infinite, a symbol, a bigint) instead of signing without it', async () => {
     const { signer } = await keyPair();
-    for (const value of [undefined, Number.NaN, Number.POSITIVE_INFINITY]) {
-      await assert.rejects(signer.sign({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a', exp: value }), /claim exp has no JSON value/);
+    for (const value of [undefined, Number.NaN, Number.POSITIVE_INFINITY, Symbol('s'), 10n, () => 1]) {
+      const signed = signer.sign({ alg: 'ES256', kid: 'k', typ: 'at+jwt' }, { sub: 'a', exp: value });
+      await assert.rejects(signed, /claim exp has no JSON value/, String(typeof value));
     }
+    await assert.rejects(signer.sign({ alg: 'ES256', kid: 'k', typ: undefined as never }, { sub: 'a' }), /claim typ has no JSON value/);
+  });
+
+  it('refuses a private part that does not belong to the public key tokens are verified with', async () => {
+    const mine = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const other = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    // the other key's private scalar with this key's public point: node accepts the JWK as it is
+    assert.throws(() => es256Signer({ ...mine, d: other.d }), /private part does not match its public part/);
+    // a stored public key that is not this key's
+    assert.throws(() => es256Signer(mine, { ...other, d: undefined }), /private part does not match its public part/);
+    es256Signer(mine, { ...mine, d: undefined });
   });
 
   it('refuses, when the key is loaded, a key that is not a private P-256 key', async () => {

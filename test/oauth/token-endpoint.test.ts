@@ -468,6 +468,19 @@ for (const engine of engines()) {
         assert.deepEqual(device.body, { error: 'invalid_request', error_description: 'the request body is larger than 16 KiB' });
       });
 
+      it('refuses other media types unread, whatever their size: text/plain of 1 MiB is not a 413', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        for (const [type, size] of [
+          ['text/plain', 20 * 1024],
+          ['text/plain', 1024 * 1024 + 1],
+          ['application/xml', 20 * 1024],
+        ] as const) {
+          const res = await tokenRequest(t, { headers: { 'content-type': type, authorization: auth }, payload: 'x'.repeat(size) });
+          assertOAuthError(res, 400, 'invalid_request');
+          assert.equal(res.body.error_description, 'send application/x-www-form-urlencoded or application/json', `${type} ${size}`);
+        }
+      });
+
       it('names at most five repeated parameters, and how many more there were', async () => {
         const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
         const names = Array.from({ length: 8 }, (_, i) => `p${i}`);
