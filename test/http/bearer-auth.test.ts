@@ -87,8 +87,12 @@ for (const engine of engines()) {
       const { kid, signer } = t.service.services.keys.signingKey();
       const now = Math.floor(t.clock.now().getTime() / 1000);
       const payload = { ...genuine, iat: now, exp: now + 3600, jti: randomUUID(), ...claims };
-      for (const [k, v] of Object.entries(payload)) if (v === undefined) delete (payload as Record<string, unknown>)[k];
-      return signer.sign({ alg: 'ES256', kid, typ: 'at+jwt', ...header } as Es256Header, payload);
+      const protectedHeader: Record<string, unknown> = { alg: 'ES256', kid, typ: 'at+jwt', ...header };
+      // an undefined value leaves the claim or header field out
+      for (const fields of [payload, protectedHeader] as Record<string, unknown>[]) {
+        for (const [k, v] of Object.entries(fields)) if (v === undefined) delete fields[k];
+      }
+      return signer.sign(protectedHeader as unknown as Es256Header, payload);
     }
 
     it('a token crafted with our own key and genuine claims is accepted (the control for the cases below)', async () => {
