@@ -55,8 +55,9 @@ describe('ES256 compact JWS signed with node:crypto', () => {
   it('refuses a private part that does not belong to the public key tokens are verified with', async () => {
     const mine = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
     const other = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
-    // the other key's private scalar with this key's public point: node accepts the JWK as it is
-    assert.throws(() => es256Signer({ ...mine, d: other.d }), /private part does not match its public part/);
+    // the other key's private scalar with this key's public point: Node 20 accepts such a JWK (the
+    // probe refuses it), later lines refuse it themselves
+    assert.throws(() => es256Signer({ ...mine, d: other.d }), /private part does not match its public part|Invalid JWK EC key/);
     // a stored public key that is not this key's
     assert.throws(() => es256Signer(mine, { ...other, d: undefined }), /private part does not match its public part/);
     es256Signer(mine, { ...mine, d: undefined });
