@@ -2,9 +2,8 @@
 // token endpoint's device grant), and the browser's side: find a code, approve or deny it as the
 // signed-in person, who must be the account the CLI named.
 import type { PrincipalStore } from '../access/store.js';
+import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
-import type { SignInStore } from '../signin/store.js';
-import { countsSince, failureKey, waitSeconds } from '../signin/throttle.js';
 import type { Clock } from '../clock.js';
 import { DuplicateKeyError } from '../errors.js';
 import type { Transactional } from '../transaction.js';
@@ -22,10 +21,9 @@ import {
 } from './model.js';
 import type { DeviceStore } from './store.js';
 
-export interface DeviceStores {
+export interface DeviceStores extends AttemptStores {
   device: DeviceStore;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
-  signIn: Pick<SignInStore, 'findFailures' | 'recordFailure'>;
 }
 
 export type Entry = { kind: 'ok'; authorization: DeviceAuthorization } | { kind: 'unknown' } | { kind: 'wait'; seconds: number };
@@ -52,10 +50,14 @@ export type PollResult =
 export type StartProblem = 'unknown_client' | 'missing_login_hint';
 
 export class DeviceService {
+  private readonly gate: AttemptGate;
+
   constructor(
     private readonly store: Transactional<DeviceStores>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.gate = new AttemptGate(store, clock);
+  }
 
   isPublicClient(clientId: string | undefined): boolean {
     return clientId !== undefined && (PUBLIC_CLIENTS as readonly string[]).includes(clientId);
@@ -63,15 +65,13 @@ export class DeviceService {
 
   /**
    * A new device login for the account named. Each start from an address counts (30 free, then
-   * growing delays, forgotten after a quiet hour): the endpoint needs no credentials and writes a row.
+   * growing delays, forgotten after a quiet hour; attempts/model.ts): the endpoint needs no
+   * credentials and writes a row. Counted before anything else, so starts made at once cannot
+   * pass the allowance together.
    */
   async start(clientId: string, loginHint: string, address: string): Promise<DeviceStart | { kind: 'wait'; seconds: number }> {
-    const key = failureKey('deviceStart', addressPrefix(address));
-    const now0 = this.clock.now();
-    const f = await this.store.signIn.findFailures(key);
-    const wait = f ? waitSeconds('deviceStart', f.failures, f.lastFailureAt, now0) : 0;
-    if (wait > 0) return { kind: 'wait', seconds: wait };
-    await this.store.signIn.recordFailure(key, now0, countsSince(now0));
+    const reservation = await this.gate.reserve([['deviceStart', addressPrefix(address)]]);
+    if (reservation.kind === 'wait') return { kind: 'wait', seconds: reservation.seconds };
     const hint = emailKey(loginHint);
     for (let attempt = 0; ; attempt++) {
       const deviceCode = newDeviceCode();
@@ -126,20 +126,17 @@ export class DeviceService {
   /**
    * A user code a person typed (or followed in a link): the authorization if it is pending. Wrong
    * codes from one address slow that address down (10 free, then growing delays): 20^8 codes
-   * cannot be guessed at that pace within a code's 10 minutes.
+   * cannot be guessed at that pace within a code's 10 minutes. Each look-up is counted before it
+   * is made and given back when the code is found, so look-ups made at once cannot pass the
+   * allowance together.
    */
   async enter(raw: string, address: string): Promise<Entry> {
-    const key = failureKey('userCode', addressPrefix(address));
-    const now = this.clock.now();
-    const f = await this.store.signIn.findFailures(key);
-    const wait = f ? waitSeconds('userCode', f.failures, f.lastFailureAt, now) : 0;
-    if (wait > 0) return { kind: 'wait', seconds: wait };
+    const reservation = await this.gate.reserve([['userCode', addressPrefix(address)]]);
+    if (reservation.kind === 'wait') return { kind: 'wait', seconds: reservation.seconds };
     const code = canonicalUserCode(raw);
     const found = code === undefined ? undefined : await this.pending(code);
-    if (!found) {
-      await this.store.signIn.recordFailure(key, now, countsSince(now));
-      return { kind: 'unknown' };
-    }
+    if (!found) return { kind: 'unknown' };
+    await this.gate.release(reservation);
     return { kind: 'ok', authorization: found };
   }
 

@@ -1,15 +1,16 @@
 // The rows that only ever pile up, deleted once they can no longer matter: sessions past their
 // absolute or idle end, device authorizations a day after they expired (until then a late poll
-// still hears `expired_token` rather than `invalid_grant`), failure counts past their quiet hour
-// (sign-in) or their window (token endpoint), SAML requests and used-assertion ids past their
-// time. And the tenants' subtree sizes, appended a row per change, are folded into one row per
+// still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
+// or window (sign-in, device login) or their window (token endpoint), recognised browsers past
+// their time, SAML requests and used-assertion ids past their time. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
 // may run at once.
 import type { Clock } from '../clock.js';
 import type { DeviceStore } from '../device/store.js';
 import type { SessionStore } from '../sessions/store.js';
+import { LONGEST_RESET_SECONDS } from '../attempts/model.js';
+import type { AttemptStore } from '../attempts/store.js';
 import type { SignInStore } from '../signin/store.js';
-import { countsSince } from '../signin/throttle.js';
 import type { SsoStore } from '../sso/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
@@ -18,7 +19,8 @@ import { WINDOW_MS } from '../oauth/failure-throttle.js';
 export interface PurgeStores {
   sessions: Pick<SessionStore, 'deleteExpiredSessions'>;
   device: Pick<DeviceStore, 'deleteExpiredDeviceAuthorizations'>;
-  signIn: Pick<SignInStore, 'deleteStaleFailures'>;
+  attempts: Pick<AttemptStore, 'deleteStaleAttempts'>;
+  signIn: Pick<SignInStore, 'deleteExpiredBrowsers'>;
   sso: Pick<SsoStore, 'purgeExpired'>;
   tokenThrottle: Pick<TokenThrottleStore, 'deleteStaleTokenThrottle'>;
   tenants: Pick<TenantStore, 'foldSubtreeSizes'>;
@@ -33,6 +35,8 @@ export interface Purged {
   failureCounts: number;
   /** SAML requests past their time and used-assertion ids past the assertion's */
   samlRecords: number;
+  /** browsers no longer recognised (RECOGNISED_DAYS after their last sign-in) */
+  recognisedBrowsers: number;
   /** subtree-size rows folded into one per tenant (they are appended by every tenant created) */
   subtreeSizeRows: number;
 }
@@ -43,9 +47,10 @@ export async function purgeExpired(store: PurgeStores, clock: Clock, settings: {
     sessions: await store.sessions.deleteExpiredSessions(now, new Date(now.getTime() - settings.sessionIdleSeconds * 1000)),
     deviceAuthorizations: await store.device.deleteExpiredDeviceAuthorizations(new Date(now.getTime() - DEVICE_KEPT_MS)),
     failureCounts:
-      (await store.signIn.deleteStaleFailures(countsSince(now))) +
+      (await store.attempts.deleteStaleAttempts(new Date(now.getTime() - LONGEST_RESET_SECONDS * 1000))) +
       (await store.tokenThrottle.deleteStaleTokenThrottle(new Date(now.getTime() - WINDOW_MS))),
     samlRecords: await store.sso.purgeExpired(now),
+    recognisedBrowsers: await store.signIn.deleteExpiredBrowsers(now),
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),
   };
 }

@@ -18,8 +18,21 @@ export type SignInStep =
   /** the address belongs to an SSO connection: the person signs in at its IdP (docs/sso.md) */
   | { step: 'sso'; connectionId: string; email: string };
 
+/** Why a sign-in is under way for one account only (its address was named elsewhere): the
+ *  pages say so, and the e-mail step refuses any other address before a password is asked. */
+export interface SignInFor {
+  email: string;
+  /** a device login waiting for approval: its user code, as shown at the command line */
+  deviceUserCode?: string;
+}
+
 export interface SessionState {
   signIn?: SignInStep;
+  /** the one account this sign-in is for, if any */
+  signInFor?: SignInFor;
+  /** a set-up link opened while signed in: kept until the person confirms switching accounts
+   *  (the hex digest of the link's token, and whose link it is) */
+  pendingSetup?: { setupTokenHash: string; email: string };
   /** where to go once signed in (a path of this service) */
   returnTo?: string;
   /** a message for the next console page, shown once (what a redirect after a change reports;

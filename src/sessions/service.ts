@@ -67,13 +67,33 @@ export class SessionService {
     await this.store.sessions.updateSessionState(session.idHash, state);
   }
 
-  /** Every factor passed: the anonymous session ends and a new one, under a new id, begins. */
-  async signIn(previous: Session | undefined, userId: string, returnTo?: string): Promise<IssuedSession> {
+  /**
+   * A step of a sign-in raised trust (a password passed, a set-up link was used): the anonymous
+   * session goes on under a new id and CSRF token with `state`, so whoever planted or saw the
+   * previous cookie holds nothing. Undefined when the previous session is gone already (another
+   * request rotated or ended it first).
+   */
+  async rotate(previous: Session, state: SessionState): Promise<IssuedSession | undefined> {
+    const secret = newSessionSecret();
+    return await this.store.transaction(async (tx) => {
+      if (!(await tx.sessions.deleteSession(previous.idHash))) return undefined;
+      const now = this.clock.now();
+      // an anonymous session keeps its end: rotating does not extend a sign-in under way
+      const session = { ...this.newRow(secret, now, null, state, ANONYMOUS_SECONDS), expiresAt: previous.expiresAt };
+      await tx.sessions.insertSession(session);
+      return { secret, session };
+    });
+  }
+
+  /** Every factor passed: the anonymous session ends and a new one, under a new id, begins,
+   *  carrying where to go and a notice for the first page, if any. */
+  async signIn(previous: Session | undefined, userId: string, returnTo?: string, notice?: string): Promise<IssuedSession> {
     const secret = newSessionSecret();
     return await this.store.transaction(async (tx) => {
       const now = this.clock.now();
       if (previous) await tx.sessions.deleteSession(previous.idHash);
-      const session = this.newRow(secret, now, userId, returnTo ? { returnTo } : {}, this.timeouts.absoluteSeconds);
+      const state: SessionState = { ...(returnTo ? { returnTo } : {}), ...(notice ? { notice } : {}) };
+      const session = this.newRow(secret, now, userId, state, this.timeouts.absoluteSeconds);
       await tx.sessions.insertSession(session);
       await tx.sessions.recordSignIn(userId, now);
       return { secret, session };

@@ -14,7 +14,8 @@ export interface SessionWithUser extends Session {
 export interface SessionStore {
   insertSession(session: Session): Promise<void>;
   findSession(idHash: Buffer): Promise<SessionWithUser | undefined>;
-  deleteSession(idHash: Buffer): Promise<void>;
+  /** whether there was such a session */
+  deleteSession(idHash: Buffer): Promise<boolean>;
   touchSession(idHash: Buffer, at: Date): Promise<void>;
   updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
   deleteUserSessions(userId: string): Promise<void>;

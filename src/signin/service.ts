@@ -1,18 +1,24 @@
 // Signing a person in (docs/users.md, "Sign-in"): e-mail first, then password, then a TOTP code
 // (or a recovery code); a person without an authenticator enrols one before the session begins.
 // A set-up link sets the first password. The step reached lives in the (anonymous) session, so
-// no step can be skipped by posting to a later form; the session that results is a new one.
+// no step can be skipped by posting to a later form; every step that raises trust (a password
+// passed, a set-up link opened or used) goes on under a new session id, and the session that
+// results from the last factor is a new one too.
 //
 // Nothing says whether an address has an account: an unknown address goes on to the password
-// step and fails there with the same words, after the same password-hashing work.
-import { addressPrefix } from '../oauth/address-prefix.js';
+// step and fails there with the same words, after the same password-hashing work, under the same
+// counts. Every guess (password, code) is counted before it is checked (attempts/gate.ts), so no
+// number of guesses made at once gets more checked than the counts allow.
+import { AttemptGate, type AttemptKeys, type AttemptStores, type Reservation } from '../attempts/gate.js';
+import { ATTEMPT_RULES, attemptKey } from '../attempts/model.js';
 import type { Principal } from '../access/principal.js';
 import type { PrincipalStore } from '../access/store.js';
 import { type AuditEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
-import type { Session, SignInStep } from '../sessions/model.js';
+import { addressPrefix } from '../oauth/address-prefix.js';
+import type { Session, SignInFor, SignInStep } from '../sessions/model.js';
 import type { IssuedSession, SessionService } from '../sessions/service.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
@@ -21,36 +27,54 @@ import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
 import { hashSetupToken, SETUP_TOKEN_PATTERN } from '../users/setup-link.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
-import type { SignInRecord, SignInStore } from './store.js';
+import { BROWSER_SECRET_PATTERN, hashBrowserSecret, newBrowserSecret, RECOGNISED_DAYS } from './recognised-browser.js';
 import { TOTP_CONTEXT } from './reseal.js';
-import { countsSince, failureKey, type FailureKind, waitSeconds } from './throttle.js';
+import type { SignInRecord, SignInStore } from './store.js';
 
-export interface SignInStores {
+export interface SignInStores extends AttemptStores {
   signIn: SignInStore;
   audit: AuditStore;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
 }
 
+/** Who is making an attempt: the client address, and the browser's recognition cookie if it sent one. */
+export interface Attempt {
+  address: string;
+  browser?: string | undefined;
+}
+
 export type Outcome =
-  /** the next form to show */
-  | { kind: 'next'; step: SignInStep['step'] }
+  /** the next form to show; `issued` when the step raised trust and the session has a new id */
+  | { kind: 'next'; step: SignInStep['step']; issued?: IssuedSession }
   /** the answer was wrong: say `message`, show the same form again */
   | { kind: 'failed'; message: string }
-  /** too many failures: the next attempt may go ahead in `seconds` */
-  | { kind: 'wait'; seconds: number }
-  /** every factor passed: the new session, and the recovery codes to show once if just enrolled */
-  | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; recoveryCodes?: string[] }
+  /** too many attempts: the next may go ahead in `seconds`; `message` says so in words */
+  | { kind: 'wait'; seconds: number; message: string }
+  /** every factor passed: the new session, the browser's recognition cookie (new or as it was),
+   *  and the recovery codes to show once if just enrolled */
+  | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; browser: string; recoveryCodes?: string[] }
   /** the session's sign-in state does not allow this step (start again) */
   | { kind: 'restart' }
   /** the address signs in through an SSO connection: the browser goes to its IdP */
   | { kind: 'sso'; connectionId: string };
 
+/** What opening a set-up link comes to. */
+export type SetupOpening =
+  /** the link does not hold (used, expired, mistyped, its user disabled) */
+  | { kind: 'invalid' }
+  /** this browser is signed in as someone: they confirm first (the link is kept in their session) */
+  | { kind: 'confirm'; signedInAs: string; setupFor: string }
+  /** a new anonymous session at the new-password step */
+  | { kind: 'next'; issued: IssuedSession };
+
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
+const WRONG_RECOVERY_CODE = 'That recovery code is not right, or it was already used. Each recovery code works once; try another one.';
 const ENROL_CONTEXT = 'session.totp-enrolment';
 
 export class SignInService {
   private dummyHash: Promise<string> | undefined;
+  private readonly gate: AttemptGate;
 
   constructor(
     private readonly store: Transactional<SignInStores>,
@@ -62,12 +86,30 @@ export class SignInService {
       /** the SSO connection an address signs in through, if any (sso/sign-in.ts) */
       ssoConnectionFor?: (email: string) => Promise<{ id: string } | undefined>;
     },
-  ) {}
+  ) {
+    this.gate = new AttemptGate(store, clock);
+  }
+
+  /**
+   * Begins a sign-in for one account only, named elsewhere (the address a device login was
+   * started for): its SSO connection's IdP if it has one, else straight to its password, the
+   * address shown and fixed. The session's step is set to the result.
+   */
+  beginFor(session: Session, signInFor: SignInFor, returnTo: string): Promise<Outcome> {
+    return this.email({ ...session, state: { ...session.state, signInFor, returnTo } }, signInFor.email);
+  }
 
   /** Step 1: the address. Its SSO connection's IdP, if it has one; else, whatever it is, the password. */
   async email(session: Session, rawEmail: string): Promise<Outcome> {
     const key = emailKey(rawEmail);
     if (key === '' || key.length > 254) return { kind: 'failed', message: 'Enter your e-mail address.' };
+    const signInFor = session.state.signInFor;
+    if (signInFor && emailKey(signInFor.email) !== key) {
+      return {
+        kind: 'failed',
+        message: `This sign-in is for ${signInFor.email} only${signInFor.deviceUserCode ? ' (your command line named that account)' : ''}. Enter that address, or choose to sign in with another account below.`,
+      };
+    }
     const connection = await this.settings.ssoConnectionFor?.(rawEmail);
     if (connection) {
       await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId: connection.id, email: rawEmail.trim() } });
@@ -78,40 +120,52 @@ export class SignInService {
     return { kind: 'next', step: 'password' };
   }
 
+  /** Goes back to the e-mail step (the person wants another address). A sign-in for one account
+   *  stays so, unless the person gives that up (`forgetAccount`): then it is an ordinary sign-in,
+   *  and where it was going (the device approval) is forgotten too. */
+  async restart(session: Session, forgetAccount = false): Promise<void> {
+    const { signInFor, returnTo, ...rest } = session.state;
+    const kept = forgetAccount ? rest : { ...rest, ...(signInFor ? { signInFor } : {}), ...(returnTo ? { returnTo } : {}) };
+    await this.sessions.setState(session, { ...kept, signIn: { step: 'email' } });
+  }
+
   /** Step 2: the password. */
-  async password(session: Session, password: string, address: string): Promise<Outcome> {
+  async password(session: Session, password: string, attempt: Attempt): Promise<Outcome> {
     const step = session.state.signIn;
     if (step?.step !== 'password') return { kind: 'restart' };
     const user = step.userId ? await this.store.signIn.findSignInRecordById(step.userId) : undefined;
-    // throttled by the address typed, whether or not an account has it
+    // counted by the address typed, whether or not an account has it
     const account = emailKey(step.email);
-    const waiting = await this.waiting(account, address);
-    if (waiting) return waiting;
+    const reservation = await this.gate.reserve(await this.attemptKeys(account, user, attempt, 'password'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
     // the same argon2 work whether or not the account exists
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
     if (!(ok && user?.active)) {
-      await this.fail(account, address);
+      await this.failed(user, account);
       return { kind: 'failed', message: WRONG_PASSWORD };
     }
+    // a right password is not a failure: its attempt no longer counts
+    await this.gate.release(reservation);
     const signIn =
       user.totpSecretSealed === null
         ? { step: 'enrol' as const, userId: user.id, since: this.clock.now().toISOString() }
         : { step: 'totp' as const, userId: user.id };
-    await this.sessions.setState(session, { ...session.state, signIn });
-    return { kind: 'next', step: signIn.step };
+    const issued = await this.sessions.rotate(session, { ...session.state, signIn });
+    return issued ? { kind: 'next', step: signIn.step, issued } : { kind: 'restart' };
   }
 
   /** Step 3: a code from the authenticator app, or one of the recovery codes. */
-  async secondFactor(session: Session, code: string, address: string): Promise<Outcome> {
+  async secondFactor(session: Session, code: string, attempt: Attempt): Promise<Outcome> {
     const step = session.state.signIn;
     if (step?.step !== 'totp') return { kind: 'restart' };
     const user = await this.store.signIn.findSignInRecordById(step.userId);
     if (!user?.active || !user.totpSecretSealed) return { kind: 'restart' };
-    const waiting = await this.waiting(emailKey(user.email), address);
-    if (waiting) return waiting;
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
     const now = this.clock.now();
+    const recovery = canonicalRecoveryCode(code) !== undefined;
     let passed = false;
-    if (canonicalRecoveryCode(code) !== undefined) {
+    if (recovery) {
       passed = await this.store.signIn.useRecoveryCode(user.id, hashRecoveryCode(code), now);
     } else {
       const secret = this.box.open(user.totpSecretSealed, TOTP_CONTEXT);
@@ -120,10 +174,18 @@ export class SignInService {
       passed = accepted !== undefined && (await this.store.signIn.advanceTotpStep(user.id, accepted));
     }
     if (!passed) {
-      await this.fail(emailKey(user.email), address);
-      return { kind: 'failed', message: WRONG_CODE };
+      await this.failed(user, emailKey(user.email));
+      return { kind: 'failed', message: recovery ? WRONG_RECOVERY_CODE : WRONG_CODE };
     }
-    return this.finish(session, user, address);
+    let notice: string | undefined;
+    if (recovery) {
+      const left = await this.store.signIn.countUnusedRecoveryCodes(user.id);
+      notice =
+        left === 0
+          ? 'You used your last recovery code. Ask an Administrator to reset your sign-in to get new ones, before you need one again.'
+          : `You used a recovery code: ${left} ${left === 1 ? 'is' : 'are'} left, each usable once.${left <= 3 ? ' Ask an Administrator to reset your sign-in soon to get new ones.' : ''}`;
+    }
+    return this.finish(session, user, attempt, reservation, notice);
   }
 
   /** The authenticator to enrol: made once per sign-in and kept, sealed, in the session until confirmed. */
@@ -141,18 +203,18 @@ export class SignInService {
   }
 
   /** Confirms the enrolment with a first code; the session begins and ten recovery codes are shown once. */
-  async confirmEnrolment(session: Session, code: string, address: string): Promise<Outcome> {
+  async confirmEnrolment(session: Session, code: string, attempt: Attempt): Promise<Outcome> {
     const step = session.state.signIn;
     if (step?.step !== 'enrol' || !step.pendingSecret) return { kind: 'restart' };
     const user = await this.store.signIn.findSignInRecordById(step.userId);
     if (!user?.active) return { kind: 'restart' };
-    const waiting = await this.waiting(emailKey(user.email), address);
-    if (waiting) return waiting;
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
     const base32 = this.box.open(step.pendingSecret, ENROL_CONTEXT);
     const now = this.clock.now();
     const accepted = acceptTotp(base32, code, now, null);
     if (accepted === undefined) {
-      await this.fail(emailKey(user.email), address);
+      await this.failed(user, emailKey(user.email));
       return { kind: 'failed', message: WRONG_CODE };
     }
     const recoveryCodes = newRecoveryCodes();
@@ -164,24 +226,58 @@ export class SignInService {
       return true;
     });
     // another session enrolled first, or the account was reset since this step began
-    if (!enrolled) return { kind: 'restart' };
-    const finished = await this.finish(session, user, address);
+    if (!enrolled) {
+      await this.gate.release(reservation);
+      return { kind: 'restart' };
+    }
+    const finished = await this.finish(session, user, attempt, reservation);
     return finished.kind === 'signedIn' ? { ...finished, recoveryCodes } : finished;
   }
 
-  /** The person opened a set-up link: if it holds, the session goes to the new-password step. */
-  async openSetup(session: Session, token: string): Promise<{ email: string } | undefined> {
-    if (!SETUP_TOKEN_PATTERN.test(token)) return undefined;
-    const found = await this.store.signIn.findSetupRecord(hashSetupToken(token));
-    if (!found?.active || !found.setupExpiresAt || found.setupExpiresAt <= this.clock.now()) return undefined;
-    await this.sessions.setState(session, {
-      ...session.state,
-      signIn: { step: 'setup', userId: found.id, setupTokenHash: hashSetupToken(token).toString('hex') },
-    });
-    return { email: found.email };
+  /**
+   * A set-up link was opened. In a browser signed in as someone, nothing changes until they
+   * confirm (confirmSetup): a link must not silently switch accounts. Otherwise a new anonymous
+   * session goes to the new-password step.
+   */
+  async openSetup(current: Session | undefined, token: string): Promise<SetupOpening> {
+    const found = await this.validSetupLink(token);
+    if (!found) return { kind: 'invalid' };
+    const setupTokenHash = hashSetupToken(token).toString('hex');
+    const signedIn = current ? await this.signedInUser(current) : undefined;
+    if (current && signedIn) {
+      await this.sessions.setState(current, { ...current.state, pendingSetup: { setupTokenHash, email: found.email } });
+      return { kind: 'confirm', signedInAs: signedIn.email, setupFor: found.email };
+    }
+    if (current) await this.sessions.end(current);
+    const issued = await this.sessions.start({ signIn: { step: 'setup', userId: found.id, setupTokenHash } });
+    return { kind: 'next', issued };
   }
 
-  /** Sets the first password (the set-up link is used up) and goes on to enrol an authenticator. */
+  /** The set-up link kept by openSetup, for the confirmation page: whose it is and who is signed in. */
+  async pendingSetup(current: Session): Promise<{ signedInAs: string; setupFor: string } | undefined> {
+    const pending = current.state.pendingSetup;
+    const signedIn = await this.signedInUser(current);
+    return pending && signedIn ? { signedInAs: signedIn.email, setupFor: pending.email } : undefined;
+  }
+
+  /** The signed-in person confirmed: their session ends here, and the set-up link's begins. */
+  async confirmSetup(current: Session): Promise<SetupOpening> {
+    const pending = current.state.pendingSetup;
+    if (!pending) return { kind: 'invalid' };
+    await this.sessions.end(current);
+    const found = await this.store.signIn.findSetupRecord(Buffer.from(pending.setupTokenHash, 'hex'));
+    if (!found?.active || !found.setupExpiresAt || found.setupExpiresAt <= this.clock.now()) return { kind: 'invalid' };
+    const issued = await this.sessions.start({ signIn: { step: 'setup', userId: found.id, setupTokenHash: pending.setupTokenHash } });
+    return { kind: 'next', issued };
+  }
+
+  /** The signed-in person declined: the link is forgotten, their session goes on. */
+  async cancelSetup(current: Session): Promise<void> {
+    const { pendingSetup: _dropped, ...state } = current.state;
+    await this.sessions.setState(current, state);
+  }
+
+  /** Sets the first password (the set-up link is used up) and goes on, under a new session id, to enrol an authenticator. */
   async setPassword(session: Session, password: string, confirmation: string): Promise<Outcome> {
     const step = session.state.signIn;
     if (step?.step !== 'setup') return { kind: 'restart' };
@@ -199,8 +295,15 @@ export class SignInService {
       return true;
     });
     if (!redeemed) return { kind: 'restart' };
-    await this.sessions.setState(session, { ...session.state, signIn: { step: 'enrol', userId: found.id, since: now.toISOString() } });
-    return { kind: 'next', step: 'enrol' };
+    const issued = await this.sessions.rotate(session, { ...session.state, signIn: { step: 'enrol', userId: found.id, since: now.toISOString() } });
+    return issued ? { kind: 'next', step: 'enrol', issued } : { kind: 'restart' };
+  }
+
+  /** The address a set-up session is for (the page names the account), if the session is at that step. */
+  async setupEmail(session: Session): Promise<string | undefined> {
+    const step = session.state.signIn;
+    if (step?.step !== 'setup') return undefined;
+    return (await this.store.signIn.findSetupRecord(Buffer.from(step.setupTokenHash, 'hex')))?.email;
   }
 
   /** Who a signed-in session belongs to (for the pages to show). */
@@ -217,38 +320,99 @@ export class SignInService {
     return this.store.principals.findUserPrincipal(session.userId);
   }
 
-  private async finish(session: Session, user: SignInRecord, address: string): Promise<Outcome> {
+  private async validSetupLink(token: string) {
+    if (!SETUP_TOKEN_PATTERN.test(token)) return undefined;
+    const found = await this.store.signIn.findSetupRecord(hashSetupToken(token));
+    return found?.active && found.setupExpiresAt && found.setupExpiresAt > this.clock.now() ? found : undefined;
+  }
+
+  private async finish(session: Session, user: SignInRecord, attempt: Attempt, reservation: Reservation, notice?: string): Promise<Outcome> {
     const account = emailKey(user.email);
-    await this.store.signIn.clearFailures(failureKey('account', `${account}|${addressPrefix(address)}`));
-    await this.store.signIn.clearFailures(failureKey('accountAll', account));
+    const prefix = addressPrefix(attempt.address);
+    if (reservation.kind === 'reserved') await this.gate.release(reservation);
+    // what others tried since: told to the owner on the first page, before the counts are cleared
+    const elsewhere = await this.failuresElsewhere(account, prefix);
+    const browser = await this.recognise(attempt.browser, user.id);
+    // The owner's success clears their own counts: this address's, this browser's, and the second
+    // factor's (the owner just proved theirs). Not the account-wide count of passwords from
+    // unrecognised browsers: an attacker would get a fresh hundred at every sign-in of the owner.
+    await this.gate.clear([
+      ['account', `${account}|${prefix}`],
+      ['secondFactor', account],
+      ['browser', `${hashBrowserSecret(browser).toString('hex')}|${user.id}`],
+    ]);
     const returnTo = session.state.returnTo ?? '/console';
-    const issued = await this.sessions.signIn(session, user.id, returnTo);
-    return { kind: 'signedIn', issued, returnTo };
+    const issued = await this.sessions.signIn(session, user.id, returnTo, [notice, elsewhere].filter(Boolean).join(' ') || undefined);
+    return { kind: 'signedIn', issued, returnTo, browser };
   }
 
-  /** The failure counts of this account (the address typed) and this address. */
-  private failureKeys(account: string, address: string): [FailureKind, string][] {
-    const prefix = addressPrefix(address);
-    return [
-      ['address', failureKey('address', prefix)],
-      ['account', failureKey('account', `${account}|${prefix}`)],
-      ['accountAll', failureKey('accountAll', account)],
-    ];
-  }
-
-  private async waiting(account: string, address: string): Promise<Outcome | undefined> {
-    const now = this.clock.now();
-    let seconds = 0;
-    for (const [kind, key] of this.failureKeys(account, address)) {
-      const f = await this.store.signIn.findFailures(key);
-      if (f) seconds = Math.max(seconds, waitSeconds(kind, f.failures, f.lastFailureAt, now));
+  /** The counts an attempt is made under: a recognised browser's own, or else those of the
+   *  address, the account from the address, and the account from every unrecognised browser. */
+  private async attemptKeys(account: string, user: SignInRecord | undefined, attempt: Attempt, factor: 'password' | 'code'): Promise<AttemptKeys> {
+    const browser = attempt.browser;
+    if (user && browser && BROWSER_SECRET_PATTERN.test(browser)) {
+      const hash = hashBrowserSecret(browser);
+      if (await this.store.signIn.isRecognisedBrowser(hash, user.id, this.clock.now())) return [['browser', `${hash.toString('hex')}|${user.id}`]];
     }
-    return seconds > 0 ? { kind: 'wait', seconds } : undefined;
+    const prefix = addressPrefix(attempt.address);
+    return [['address', prefix], ['account', `${account}|${prefix}`], factor === 'password' ? ['accountAll', account] : ['secondFactor', account]];
   }
 
-  private async fail(account: string, address: string): Promise<void> {
+  /** After a failure of an existing account: the first time its account-wide allowance is used
+   *  up in a window, an audit event (its administrators see that it is under attack). */
+  private async failed(user: SignInRecord | undefined, account: string): Promise<void> {
+    if (!user) return;
+    for (const kind of ['accountAll', 'secondFactor'] as const) {
+      const count = await this.store.attempts.findAttempts(attemptKey(kind, account));
+      if (count?.attempts === ATTEMPT_RULES[kind].free) {
+        await this.store.audit.insertEvent(
+          principalEvent(
+            { kind: 'user', id: user.id },
+            this.clock.now(),
+            user.tenantId,
+            'user.sign_in_throttled',
+            { kind: 'user', id: user.id },
+            {
+              factor: kind === 'accountAll' ? 'password' : 'second_factor',
+              failures: count.attempts,
+              since: count.firstAt.toISOString(),
+            },
+          ),
+        );
+      }
+    }
+  }
+
+  /** Words for the owner about failed attempts on their account from other addresses, if any. */
+  private async failuresElsewhere(account: string, prefix: string): Promise<string | undefined> {
+    const here = (await this.store.attempts.findAttempts(attemptKey('account', `${account}|${prefix}`)))?.attempts ?? 0;
+    const passwords = Math.max(0, ((await this.store.attempts.findAttempts(attemptKey('accountAll', account)))?.attempts ?? 0) - here);
+    const codes = Math.max(0, ((await this.store.attempts.findAttempts(attemptKey('secondFactor', account)))?.attempts ?? 0) - here);
+    const parts: string[] = [];
+    if (passwords > 0) parts.push(`Recently ${times(passwords, 'wrong password')} tried for your account from other places.`);
+    if (codes > 0) {
+      parts.push(
+        `Recently ${times(codes, 'wrong code')} tried after a correct password: if that was not you, someone knows your password; ask an Administrator to reset your sign-in.`,
+      );
+    }
+    return parts.length > 0 ? parts.join(' ') : undefined;
+  }
+
+  /** The browser's recognition cookie after a sign-in: the one it sent if it already counts for
+   *  this account, else a new one (never one the browser chose), which keeps the accounts the
+   *  old one was recognised for. */
+  private async recognise(presented: string | undefined, userId: string): Promise<string> {
     const now = this.clock.now();
-    for (const [, key] of this.failureKeys(account, address)) await this.store.signIn.recordFailure(key, now, countsSince(now));
+    const until = new Date(now.getTime() + RECOGNISED_DAYS * 86_400_000);
+    const valid = presented !== undefined && BROWSER_SECRET_PATTERN.test(presented);
+    if (valid && (await this.store.signIn.isRecognisedBrowser(hashBrowserSecret(presented), userId, now))) {
+      await this.store.signIn.recogniseBrowser(hashBrowserSecret(presented), userId, now, until);
+      return presented;
+    }
+    const fresh = newBrowserSecret();
+    if (valid) await this.store.signIn.renameBrowser(hashBrowserSecret(presented), hashBrowserSecret(fresh));
+    await this.store.signIn.recogniseBrowser(hashBrowserSecret(fresh), userId, now, until);
+    return fresh;
   }
 
   /** argon2 work for an address without an account, so that timing does not tell. */
@@ -257,6 +421,28 @@ export class SignInService {
     await verifyPassword(await this.dummyHash, password);
     return false;
   }
+}
+
+/** The words of a refusal to check an attempt now. */
+function waitOutcome(r: Extract<Reservation, { kind: 'wait' }>): Outcome {
+  const when = inWords(r.seconds);
+  const message =
+    r.refusedBy === 'accountAll' || r.refusedBy === 'secondFactor'
+      ? `This account has had too many failed sign-in attempts from other places. Sign in from a browser you have signed in with before, or try again in ${when}.`
+      : `Too many attempts. Try again in ${when}.`;
+  return { kind: 'wait', seconds: r.seconds, message };
+}
+
+/** "1 wrong password was", "3 wrong passwords were" */
+function times(n: number, what: string): string {
+  return n === 1 ? `1 ${what} was` : `${n} ${what}s were`;
+}
+
+/** "45 seconds", "15 minutes" */
+function inWords(seconds: number): string {
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
 }
 
 /** A change a person makes to their own account. */

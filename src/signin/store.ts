@@ -36,16 +36,19 @@ export interface SignInStore {
    * `since` (when the enrolment step began); false, and nothing written, otherwise.
    */
   enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date, since: Date): Promise<boolean>;
-  /** Failures recorded under a key, and when the last was. */
-  findFailures(key: string): Promise<{ failures: number; lastFailureAt: Date } | undefined>;
-  /** One more failure under the key; a count whose last failure is before `countsSince` starts again at 1. */
-  recordFailure(key: string, at: Date, countsSince: Date): Promise<void>;
-  clearFailures(key: string): Promise<void>;
+  /** How many of the user's recovery codes are still unused. */
+  countUnusedRecoveryCodes(userId: string): Promise<number>;
+  /** Records that a browser (the digest of its cookie's secret) signed in to the account, until `expiresAt`. */
+  recogniseBrowser(browserHash: Buffer, userId: string, at: Date, expiresAt: Date): Promise<void>;
+  /** Moves every recognition of one browser secret to another (the browser got a new cookie). */
+  renameBrowser(fromHash: Buffer, toHash: Buffer): Promise<void>;
+  /** Whether the browser signed in to the account before and is still recognised at `now`. */
+  isRecognisedBrowser(browserHash: Buffer, userId: string, now: Date): Promise<boolean>;
+  /** Deletes recognitions past their end; how many. */
+  deleteExpiredBrowsers(now: Date): Promise<number>;
   /** The enrolled TOTP secrets not sealed in the current format under key `keyId` (for
    *  re-sealing after a key rotation), sealed as stored. */
   listSealedTotpSecrets(notUnderKeyId: string): Promise<{ userId: string; sealed: string }[]>;
   /** Replaces a sealed TOTP secret if it is still `previous` (another process may have re-sealed it); whether it did. */
   replaceSealedTotpSecret(userId: string, previous: string, sealed: string): Promise<boolean>;
-  /** Deletes counts whose last failure is before `before` (they no longer count); how many. */
-  deleteStaleFailures(before: Date): Promise<number>;
 }

@@ -6,6 +6,7 @@
 // read-cache.ts); inside one, every read goes to the database.
 import type { Kysely } from 'kysely';
 import type { PrincipalStore } from '../access/store.js';
+import type { AttemptStore } from '../attempts/store.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import type { CredentialStore } from '../credentials/store.js';
@@ -19,6 +20,7 @@ import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
 import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
+import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
@@ -45,6 +47,8 @@ export interface Store {
   users: UserStore;
   sessions: SessionStore;
   signIn: SignInStore;
+  /** attempt counts of sign-in and device login (attempts/model.ts) */
+  attempts: AttemptStore;
   device: DeviceStore;
   sso: SsoStore;
   /** the token endpoint's shared failure counts */
@@ -86,6 +90,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     users: userStore(db),
     sessions: sessionStore(db),
     signIn: signInStore(db),
+    attempts: attemptStore(db),
     device: deviceStore(db),
     sso: ssoStore(db),
     tokenThrottle: tokenThrottleStore(db),

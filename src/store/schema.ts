@@ -209,11 +209,23 @@ export interface SessionsTable {
   expires_at: Timestamp;
 }
 
+/** Attempt counts (attempts/model.ts): attempts counted before their secret is checked; a
+ *  success takes its attempt back. */
 export interface SignInFailuresTable {
-  /** `account:<user id>` or `address:<address prefix>` */
+  /** `<kind>:<value>` (attempts/model.ts, attemptKey) */
   key: string;
   failures: number;
+  first_failure_at: Timestamp;
   last_failure_at: Timestamp;
+}
+
+/** Browsers that signed in to an account before (signin/recognised-browser.ts). */
+export interface RecognisedBrowsersTable {
+  /** SHA-256 of the browser cookie's secret */
+  browser_hash: Uint8Array;
+  user_id: string;
+  recognised_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export interface DeviceAuthorizationsTable {
@@ -348,6 +360,7 @@ export interface Database {
   user_recovery_codes: UserRecoveryCodesTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
+  recognised_browsers: RecognisedBrowsersTable;
   token_failures: TokenFailuresTable;
   token_trust: TokenTrustTable;
   device_authorizations: DeviceAuthorizationsTable;

@@ -67,7 +67,8 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
     },
 
     async deleteSession(idHash) {
-      await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+      const r = await db.deleteFrom('sessions').where('id_hash', '=', idHash).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     },
 
     async touchSession(idHash, at) {

@@ -1,5 +1,5 @@
 // SignInStore on Kysely (both engines).
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SignInStore } from '../signin/store.js';
 import type { Database } from './schema.js';
 
@@ -107,26 +107,42 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return true;
     },
 
-    async findFailures(key) {
-      const r = await db.selectFrom('sign_in_failures').select(['failures', 'last_failure_at']).where('key', '=', key).executeTakeFirst();
-      return r && { failures: r.failures, lastFailureAt: r.last_failure_at };
+    async countUnusedRecoveryCodes(userId) {
+      const r = await db
+        .selectFrom('user_recovery_codes')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('user_id', '=', userId)
+        .where('used_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
     },
 
-    async recordFailure(key, at, countsSince) {
+    async recogniseBrowser(browserHash, userId, at, expiresAt) {
       await db
-        .insertInto('sign_in_failures')
-        .values({ key, failures: 1, last_failure_at: at })
-        .onConflict((oc) =>
-          oc.column('key').doUpdateSet({
-            failures: sql`case when sign_in_failures.last_failure_at < ${countsSince} then 1 else sign_in_failures.failures + 1 end`,
-            last_failure_at: at,
-          }),
-        )
+        .insertInto('recognised_browsers')
+        .values({ browser_hash: browserHash, user_id: userId, recognised_at: at, expires_at: expiresAt })
+        .onConflict((oc) => oc.columns(['browser_hash', 'user_id']).doUpdateSet({ recognised_at: at, expires_at: expiresAt }))
         .execute();
     },
 
-    async clearFailures(key) {
-      await db.deleteFrom('sign_in_failures').where('key', '=', key).execute();
+    async renameBrowser(fromHash, toHash) {
+      await db.updateTable('recognised_browsers').set({ browser_hash: toHash }).where('browser_hash', '=', fromHash).execute();
+    },
+
+    async isRecognisedBrowser(browserHash, userId, now) {
+      const r = await db
+        .selectFrom('recognised_browsers')
+        .select('user_id')
+        .where('browser_hash', '=', browserHash)
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return r !== undefined;
+    },
+
+    async deleteExpiredBrowsers(now) {
+      const r = await db.deleteFrom('recognised_browsers').where('expires_at', '<=', now).executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
 
     async listSealedTotpSecrets(notUnderKeyId) {
@@ -148,11 +164,6 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where('totp_secret_sealed', '=', previous)
         .executeTakeFirst();
       return Number(r.numUpdatedRows) === 1;
-    },
-
-    async deleteStaleFailures(before) {
-      const r = await db.deleteFrom('sign_in_failures').where('last_failure_at', '<', before).executeTakeFirst();
-      return Number(r.numDeletedRows);
     },
   };
 }

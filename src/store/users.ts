@@ -170,6 +170,8 @@ export function userStore(db: Kysely<Database>): UserStore {
         .where('id', '=', id)
         .execute();
       await db.deleteFrom('user_recovery_codes').where('user_id', '=', id).execute();
+      // a reset forgets the browsers that signed in before it (whoever caused the reset may hold one)
+      await db.deleteFrom('recognised_browsers').where('user_id', '=', id).execute();
     },
 
     async deleteUser(id) {

@@ -6,15 +6,27 @@ import type { Response, TestApp } from './app.js';
 
 export const PASSWORD = 'a long and unusual passphrase';
 
-/** A browser's cookie jar for one cookie name. */
+/** A browser: its cookie jar (the session cookie, and any other the pages set, such as the
+ *  recognised-browser cookie), posting from one client address. */
 export class PageClient {
-  cookie: string | undefined;
+  /** every cookie the pages set and did not clear, by name */
+  readonly jar = new Map<string, string>();
   constructor(
     private readonly t: TestApp,
     private readonly name = 'gatehouse_session',
+    /** the client address of its requests */
+    readonly address = '203.0.113.50',
   ) {}
+  /** the session cookie's value */
+  get cookie(): string | undefined {
+    return this.jar.get(this.name);
+  }
+  set cookie(value: string | undefined) {
+    if (value === undefined) this.jar.delete(this.name);
+    else this.jar.set(this.name, value);
+  }
   async get(url: string): Promise<Response> {
-    return this.keep(await this.t.request({ method: 'GET', url, headers: this.headers() }));
+    return this.keep(await this.t.request({ method: 'GET', url, headers: this.headers(), remoteAddress: this.address }));
   }
   async post(url: string, form: Record<string, string>): Promise<Response> {
     const payload = new URLSearchParams(form).toString();
@@ -24,7 +36,7 @@ export class PageClient {
         url,
         headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded' },
         payload,
-        remoteAddress: '203.0.113.50',
+        remoteAddress: this.address,
       }),
     );
   }
@@ -35,12 +47,17 @@ export class PageClient {
     return m[1]!;
   }
   private headers(): Record<string, string> {
-    return this.cookie ? { cookie: `${this.name}=${this.cookie}` } : {};
+    return this.jar.size > 0 ? { cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
   }
   private keep(res: Response): Response {
     const set = res.headers['set-cookie'];
-    const line = Array.isArray(set) ? set[0] : set;
-    if (line?.startsWith(`${this.name}=`)) this.cookie = line.slice(this.name.length + 1).split(';')[0] || undefined;
+    for (const line of Array.isArray(set) ? set : set ? [set] : []) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      const [name, value] = [pair.slice(0, eq).trim(), pair.slice(eq + 1).trim()];
+      if (value === '' || /;\s*Max-Age=0/i.test(line)) this.jar.delete(name);
+      else this.jar.set(name, value);
+    }
     return res;
   }
 }

@@ -10,7 +10,7 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
 import { makeCertificate } from '../helpers/openssl.js';
 import { createClient } from '../helpers/seed.js';
 
@@ -108,6 +108,30 @@ for (const engine of engines()) {
             return { client, page, fields: {} };
           },
           unchanged: (c) => atStep(c, /Enter your password/),
+          acts: 303,
+        },
+        '/login/setup': {
+          prepare: async () => {
+            const { client } = await signedInUser(t, `forms-switch-${Date.now()}@example.com`);
+            await client.get(await setupLink(t, `forms-switch-to-${Date.now()}@example.com`));
+            const page = await client.get('/login/setup');
+            assert.match(page.text, /Set up another account\?/);
+            return { client, page, fields: {} };
+          },
+          // still signed in as before, still asked
+          unchanged: async (c) => {
+            assert.equal((await c.get('/console')).status, 200, 'still signed in');
+            assert.match((await c.get('/login/setup')).text, /Set up another account\?/);
+          },
+          acts: 303,
+        },
+        '/login/setup/cancel': {
+          prepare: async () => {
+            const { client } = await signedInUser(t, `forms-stay-${Date.now()}@example.com`);
+            await client.get(await setupLink(t, `forms-stay-other-${Date.now()}@example.com`));
+            return { client, page: await client.get('/login/setup'), fields: {} };
+          },
+          unchanged: async (c) => assert.match((await c.get('/login/setup')).text, /Set up another account\?/),
           acts: 303,
         },
         '/device': {
@@ -244,6 +268,40 @@ for (const engine of engines()) {
       assert.equal((await victim.get('/console')).status, 200, 'the victim is signed in');
       assert.equal((await attacker.get('/console')).status, 303, 'the planted id is not');
       assert.equal((await attacker.get('/console')).headers.location, '/login?return_to=%2Fconsole');
+    });
+
+    it('a planted session id stops at the password: its planter can neither guess codes nor see an authenticator key', async () => {
+      // the attacker's own anonymous session, planted in the victim's browser
+      const attacker = new PageClient(t);
+      const attackerPage = await attacker.get('/login');
+      const planted = attacker.cookie!;
+      const plantedCsrf = attacker.csrf(attackerPage);
+      const victim = new PageClient(t);
+      victim.cookie = planted;
+      let page = await victim.get('/login');
+      await victim.post('/login', { _csrf: victim.csrf(page), email: 'forms-admin@example.com' });
+      page = await victim.get('/login');
+      assert.equal(victim.cookie, planted, 'the e-mail step raises no trust: same id');
+      await victim.post('/login', { _csrf: victim.csrf(page), password: PASSWORD });
+      assert.notEqual(victim.cookie, planted, 'a new session id once the password passed');
+      assert.match((await victim.get('/login')).text, /Enter your code/, 'the victim goes on');
+      // the planter, with the planted id and its CSRF token, is not at the code step
+      const guess = await attacker.post('/login', { _csrf: plantedCsrf, code: '123456' });
+      assert.equal(guess.status, 403, `a code guess in the planted session: ${guess.text.slice(0, 200)}`);
+
+      // the first-start administrator, at enrolment: the planter does not see the key
+      const spy = new PageClient(t);
+      await spy.get('/login');
+      const plantedAgain = spy.cookie!;
+      const admin1 = new PageClient(t);
+      admin1.cookie = plantedAgain;
+      page = await admin1.get('/login');
+      await admin1.post('/login', { _csrf: admin1.csrf(page), email: 'admin@gatehouse.local' });
+      page = await admin1.get('/login');
+      await admin1.post('/login', { _csrf: admin1.csrf(page), password: 'test-admin-password-1' });
+      assert.match((await admin1.get('/login')).text, /Set up your authenticator/);
+      const seen = await spy.get('/login');
+      assert.doesNotMatch(seen.text, /Set up your authenticator|Key: <code>/, 'the planted id shows no authenticator key');
     });
 
     it('session fixation: a made-up session id is never adopted', async () => {

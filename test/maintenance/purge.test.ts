@@ -49,7 +49,7 @@ for (const engine of engines()) {
       const fail = async (address: string) => {
         const { secret } = await sessions.start();
         await signIn.email((await sessions.find(secret))!, 'nobody@example.com');
-        await signIn.password((await sessions.find(secret))!, 'wrong password!!', address);
+        await signIn.password((await sessions.find(secret))!, 'wrong password!!', { address });
       };
       await fail('192.0.2.70');
       t.clock.advance(30 * 60_000);

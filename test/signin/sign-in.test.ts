@@ -1,7 +1,8 @@
 // The sign-in flow (docs/users.md, "Sign-in") through its service, on both engines: the set-up
 // link, enrolment with recovery codes, later sign-ins with TOTP or a recovery code, steps that
 // cannot be skipped, replayed codes, growing delays after failures, and an unknown address that
-// fails exactly like a wrong password. The pages that call these come next.
+// fails exactly like a wrong password. Guessing at once, guessing spread over many addresses and
+// recognised browsers: test/signin/throttles.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Session } from '../../src/sessions/model.js';
@@ -11,6 +12,9 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 
 const ADDRESS = '203.0.113.7';
+/** an attempt from `address` by a browser without a recognition cookie */
+const from = (address: string) => ({ address });
+const HERE = from(ADDRESS);
 const GOOD_PASSWORD = 'a long and unusual passphrase';
 
 for (const engine of engines()) {
@@ -33,6 +37,14 @@ for (const engine of engines()) {
       assert.equal(o.kind, kind, JSON.stringify(o));
       return o as Extract<Outcome, { kind: K }>;
     };
+    /** The session secret after an outcome: a step that raised trust goes on under a new one. */
+    const followed = (o: Outcome, secret: string): string => (o.kind === 'next' && o.issued ? o.issued.secret : secret);
+    /** Opens a set-up link in a browser without a session: the new session's secret. */
+    const open = async (token: string): Promise<string> => {
+      const opened = await signIn().openSetup(undefined, token);
+      assert.equal(opened.kind, 'next', JSON.stringify(opened));
+      return (opened as { issued: { secret: string } }).issued.secret;
+    };
 
     async function createUser(email: string): Promise<{ id: string; token: string }> {
       const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } setup_url } }', { e: email });
@@ -43,12 +55,12 @@ for (const engine of engines()) {
     /** Through the set-up link to a signed-in session; returns the TOTP secret and recovery codes. */
     async function setUp(email: string): Promise<{ base32: string; codes: string[]; userId: string }> {
       const { id, token } = await createUser(email);
-      const { secret } = await sessions().start();
-      assert.deepEqual(await signIn().openSetup(await reload(secret), token), { email });
-      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      let secret = await open(token);
+      assert.equal(await signIn().setupEmail(await reload(secret)), email);
+      secret = followed(expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next'), secret);
       const enrol = await signIn().enrolment(await reload(secret));
       assert.ok(enrol);
-      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), HERE), 'signedIn');
       return { base32: enrol.base32, codes: done.recoveryCodes!, userId: id };
     }
 
@@ -56,14 +68,16 @@ for (const engine of engines()) {
     async function toSecondFactor(email: string, password: string, address = ADDRESS): Promise<{ secret: string; outcome: Outcome }> {
       const { secret } = await sessions().start();
       expectKind(await signIn().email(await reload(secret), email), 'next');
-      return { secret, outcome: await signIn().password(await reload(secret), password, address) };
+      const outcome = await signIn().password(await reload(secret), password, from(address));
+      return { secret: followed(outcome, secret), outcome };
     }
 
     it('a set-up link leads to a password (policy enforced), an authenticator, ten recovery codes and a session; it works once', async () => {
       const { id, token } = await createUser('setup@example.com');
-      const { secret } = await sessions().start();
-      assert.equal(await signIn().openSetup(await reload(secret), 'x'.repeat(43)), undefined, 'a wrong token opens nothing');
-      assert.deepEqual(await signIn().openSetup(await reload(secret), token), { email: 'setup@example.com' });
+      assert.deepEqual(await signIn().openSetup(undefined, 'x'.repeat(43)), { kind: 'invalid' }, 'a wrong token opens nothing');
+      const opened = await open(token);
+      let secret = opened;
+      assert.equal(await signIn().setupEmail(await reload(secret)), 'setup@example.com', 'the page can name the account');
       for (const [pw, again, message] of [
         ['short', 'short', /at least 12/],
         ['password1234', 'password1234', /most common/],
@@ -72,11 +86,15 @@ for (const engine of engines()) {
       ] as const) {
         assert.match(expectKind(await signIn().setPassword(await reload(secret), pw, again), 'failed').message, message);
       }
-      assert.equal(expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next').step, 'enrol');
+      const set = expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      assert.equal(set.step, 'enrol');
+      secret = followed(set, secret);
+      assert.notEqual(secret, opened, 'a new session id once the password is set');
+      assert.equal(await sessions().find(opened), undefined, 'the set-up session id no longer works');
       const enrol = (await signIn().enrolment(await reload(secret)))!;
       assert.deepEqual(await signIn().enrolment(await reload(secret)), enrol, 'the same authenticator until it is confirmed');
-      expectKind(await signIn().confirmEnrolment(await reload(secret), '000000', ADDRESS), 'failed');
-      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), '000000', HERE), 'failed');
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), HERE), 'signedIn');
       assert.equal(done.recoveryCodes?.length, 10);
       assert.equal(done.returnTo, '/console');
       assert.equal((await sessions().find(done.issued.secret))?.userId, id);
@@ -90,8 +108,7 @@ for (const engine of engines()) {
       assert.ok(row.totp_secret_sealed && !row.totp_secret_sealed.includes(enrol.base32), 'the TOTP secret is sealed at rest');
       assert.equal(row.setup_token_hash, null);
       assert.match(row.password_hash!, /^\$argon2id\$/);
-      const again = await sessions().start();
-      assert.equal(await signIn().openSetup(await reload(again.secret), token), undefined, 'the link works once');
+      assert.deepEqual(await signIn().openSetup(undefined, token), { kind: 'invalid' }, 'the link works once');
     });
 
     it('later: e-mail, password, TOTP; the same code does not work twice; a recovery code works once', async () => {
@@ -100,27 +117,27 @@ for (const engine of engines()) {
       const first = await toSecondFactor('LATER@example.com', GOOD_PASSWORD);
       assert.equal(expectKind(first.outcome, 'next').step, 'totp');
       const code = totpCodeAt(base32, t.clock.now());
-      expectKind(await signIn().secondFactor(await reload(first.secret), code, ADDRESS), 'signedIn');
+      expectKind(await signIn().secondFactor(await reload(first.secret), code, HERE), 'signedIn');
 
       const second = await toSecondFactor('later@example.com', GOOD_PASSWORD);
       expectKind(second.outcome, 'next');
-      assert.match(expectKind(await signIn().secondFactor(await reload(second.secret), code, ADDRESS), 'failed').message, /already used/);
-      expectKind(await signIn().secondFactor(await reload(second.secret), codes[0]!.toUpperCase(), ADDRESS), 'signedIn');
+      assert.match(expectKind(await signIn().secondFactor(await reload(second.secret), code, HERE), 'failed').message, /already used/);
+      expectKind(await signIn().secondFactor(await reload(second.secret), codes[0]!.toUpperCase(), HERE), 'signedIn');
 
       const third = await toSecondFactor('later@example.com', GOOD_PASSWORD);
       expectKind(third.outcome, 'next');
-      expectKind(await signIn().secondFactor(await reload(third.secret), codes[0]!, ADDRESS), 'failed');
-      expectKind(await signIn().secondFactor(await reload(third.secret), codes[1]!, ADDRESS), 'signedIn');
+      expectKind(await signIn().secondFactor(await reload(third.secret), codes[0]!, HERE), 'failed');
+      expectKind(await signIn().secondFactor(await reload(third.secret), codes[1]!, HERE), 'signedIn');
     });
 
     it('a step cannot be skipped: a code before the password, a password before the address, restart', async () => {
       const { secret } = await sessions().start();
-      expectKind(await signIn().password(await reload(secret), GOOD_PASSWORD, ADDRESS), 'restart');
-      expectKind(await signIn().secondFactor(await reload(secret), '123456', ADDRESS), 'restart');
-      expectKind(await signIn().confirmEnrolment(await reload(secret), '123456', ADDRESS), 'restart');
+      expectKind(await signIn().password(await reload(secret), GOOD_PASSWORD, HERE), 'restart');
+      expectKind(await signIn().secondFactor(await reload(secret), '123456', HERE), 'restart');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), '123456', HERE), 'restart');
       expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'restart');
       expectKind(await signIn().email(await reload(secret), 'later@example.com'), 'next');
-      expectKind(await signIn().secondFactor(await reload(secret), '123456', ADDRESS), 'restart');
+      expectKind(await signIn().secondFactor(await reload(secret), '123456', HERE), 'restart');
     });
 
     it('an unknown address and a disabled account fail exactly like a wrong password', async () => {
@@ -199,9 +216,8 @@ for (const engine of engines()) {
     /** Through the set-up link to the enrolment step, with the authenticator offered there. */
     async function parkedAtEnrolment(email: string): Promise<{ secret: string; base32: string; userId: string }> {
       const { id, token } = await createUser(email);
-      const { secret } = await sessions().start();
-      await signIn().openSetup(await reload(secret), token);
-      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      let secret = await open(token);
+      secret = followed(expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next'), secret);
       return { secret, base32: (await signIn().enrolment(await reload(secret)))!.base32, userId: id };
     }
 
@@ -210,14 +226,14 @@ for (const engine of engines()) {
       // the owner signs in elsewhere with the password and enrols their own authenticator
       const { secret } = await toSecondFactor('parked@example.com', GOOD_PASSWORD);
       const owners = (await signIn().enrolment(await reload(secret)))!;
-      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(owners.base32, t.clock.now()), ADDRESS), 'signedIn');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(owners.base32, t.clock.now()), HERE), 'signedIn');
       t.clock.advance(30_000);
-      const late = await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS);
+      const late = await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), HERE);
       expectKind(late, 'restart');
       // the owner's authenticator still signs in
       t.clock.advance(30_000);
       const again = await toSecondFactor('parked@example.com', GOOD_PASSWORD);
-      expectKind(await signIn().secondFactor(await reload(again.secret), totpCodeAt(owners.base32, t.clock.now()), ADDRESS), 'signedIn');
+      expectKind(await signIn().secondFactor(await reload(again.secret), totpCodeAt(owners.base32, t.clock.now()), HERE), 'signedIn');
     });
 
     it("a session parked at enrolment is void once the account's sign-in is reset", async () => {
@@ -225,23 +241,22 @@ for (const engine of engines()) {
       t.clock.advance(1000);
       const reset = await t.gql(await t.rootToken(), 'mutation($id: ID!) { resetUserSignIn(id: $id) { setup_url } }', { id: parked.userId });
       const token = new URL(reset.body.data.resetUserSignIn.setup_url).searchParams.get('token')!;
-      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS), 'restart');
+      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), HERE), 'restart');
       // and stays void after the rightful person has set a new password through the new link
       t.clock.advance(1000);
-      const { secret } = await sessions().start();
-      await signIn().openSetup(await reload(secret), token);
-      expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
+      let secret = await open(token);
+      secret = followed(expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next'), secret);
       t.clock.advance(30_000);
-      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), ADDRESS), 'restart');
+      expectKind(await signIn().confirmEnrolment(await reload(parked.secret), totpCodeAt(parked.base32, t.clock.now()), HERE), 'restart');
       const rightful = (await signIn().enrolment(await reload(secret)))!;
-      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(rightful.base32, t.clock.now()), ADDRESS), 'signedIn');
+      expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(rightful.base32, t.clock.now()), HERE), 'signedIn');
     });
 
     it('the first-start administrator signs in with its password and enrols an authenticator', async () => {
       const { secret, outcome } = await toSecondFactor('admin@gatehouse.local', 'test-admin-password-1');
       assert.equal(expectKind(outcome, 'next').step, 'enrol');
       const enrol = (await signIn().enrolment(await reload(secret)))!;
-      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), ADDRESS), 'signedIn');
+      const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), HERE), 'signedIn');
       assert.equal(done.recoveryCodes?.length, 10);
     });
   });

@@ -40,6 +40,7 @@ import {
   type View,
 } from './console-views.js';
 import type { Form, PageKit } from './page-kit.js';
+import { html } from './html.js';
 
 /** tenants on one page of the picker, clients on one page of the list */
 const PER_PAGE = 50;
@@ -149,7 +150,12 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const name = text(queryOf(req).name)?.trim() || undefined;
       const page = pageNumber(queryOf(req).page);
       const found = await services.tenants.withRoles(who.principal, { name, page, perPage: PER_PAGE });
-      return show(reply, 200, tenantPicker({ ...found, page, perPage: PER_PAGE, name }), who);
+      // where a person lands after signing in: a notice of the sign-in (recovery codes left,
+      // failed attempts on the account) is shown here, once
+      const { notice, ...state } = who.session.state;
+      if (notice !== undefined) await services.sessions.setState(who.session, state);
+      const view = tenantPicker({ ...found, page, perPage: PER_PAGE, name });
+      return show(reply, 200, notice ? { ...view, body: html`<p class="notice" role="status">${notice}</p>${view.body}` } : view, who);
     });
 
     pages.get(CREDENTIALS_PATH, async (req, reply) => {

@@ -15,7 +15,8 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
   /** Signed in, or else the anonymous session the forms need. */
   const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(req, reply));
 
-  function entryForm(reply: FastifyReply, session: Session, status = 200, error?: string) {
+  /** The code form; after a wrong code it keeps what was typed, to correct rather than retype. */
+  function entryForm(reply: FastifyReply, session: Session, status = 200, error?: string, typed = '') {
     return send(
       reply,
       status,
@@ -23,7 +24,7 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
       html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 <form method="post" action="/device">${csrfField(session)}
 <label for="user_code">Code shown at your command line or notebook</label>
-<input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" placeholder="XXXX-XXXX" required autofocus>
+<input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" placeholder="XXXX-XXXX" value="${typed}" maxlength="64" required autofocus>
 <button type="submit">Continue</button>
 </form>`,
     );
@@ -62,24 +63,21 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
   scope.post('/device', async (req, reply) => {
     const session = await kit.formSession(req, reply);
     if (!session) return reply;
-    const entry = await services.device.enter((req.body as Form).user_code ?? '', req.ip);
+    const typed = ((req.body as Form).user_code ?? '').slice(0, 64);
+    const entry = await services.device.enter(typed, req.ip);
     if (entry.kind === 'wait') {
       reply.header('retry-after', String(entry.seconds));
-      return entryForm(reply, session, 429, `Too many wrong codes. Try again in ${entry.seconds} seconds.`);
+      return entryForm(reply, session, 429, `Too many wrong codes. Try again in ${entry.seconds} seconds.`, typed);
     }
     if (entry.kind === 'unknown')
-      return entryForm(reply, session, 400, 'That code is not valid, or it expired. Check it, or start again at your command line.');
+      return entryForm(reply, session, 400, 'That code is not valid, or it expired. Check it, or start again at your command line.', typed);
     const next = approvePath(entry.authorization.userCode);
     if (session.userId) return reply.redirect(next, 303);
-    // the account the CLI named signs in through its SSO connection, if it has one: its IdP does the MFA
-    const email = entry.authorization.loginHint;
-    const connection = await services.ssoSignIn.connectionFor(email);
-    if (connection) {
-      await services.sessions.setState(session, { ...session.state, returnTo: next, signIn: { step: 'sso', connectionId: connection.id, email } });
-      // on to the IdP through GET /login (see its 'sso' step)
-      return reply.redirect('/login', 303);
-    }
-    return reply.redirect(`/login?return_to=${encodeURIComponent(next)}`, 303);
+    // the sign-in is for the account the CLI named, and no other: its SSO connection's IdP if it
+    // has one (which does the MFA), else its password, the address shown and fixed
+    const deviceUserCode = displayUserCode(entry.authorization.userCode);
+    await services.signIn.beginFor(session, { email: entry.authorization.loginHint, deviceUserCode }, next);
+    return reply.redirect('/login', 303);
   });
 
   const codeGone = (reply: FastifyReply) =>

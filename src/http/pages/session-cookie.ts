@@ -13,6 +13,13 @@ export function cookieSettings(baseUrl: string): CookieSettings {
   return { name: secure ? '__Host-gatehouse_session' : 'gatehouse_session', secure };
 }
 
+/** The recognised-browser cookie (signin/recognised-browser.ts): as the session cookie, but it
+ *  outlives the session (a browser stays recognised after signing out). */
+export function browserCookieSettings(baseUrl: string): CookieSettings {
+  const secure = new URL(baseUrl).protocol === 'https:';
+  return { name: secure ? '__Host-gatehouse_browser' : 'gatehouse_browser', secure };
+}
+
 /** The value of the named cookie in the request's Cookie header (the first, if repeated). */
 export function readCookie(req: FastifyRequest, name: string): string | undefined {
   const header = req.headers.cookie;
@@ -26,6 +33,10 @@ export function readCookie(req: FastifyRequest, name: string): string | undefine
 
 export function setSessionCookie(reply: FastifyReply, c: CookieSettings, secret: string): void {
   reply.header('set-cookie', `${c.name}=${secret}; Path=/; HttpOnly; SameSite=Lax${c.secure ? '; Secure' : ''}`);
+}
+
+export function setBrowserCookie(reply: FastifyReply, c: CookieSettings, secret: string, maxAgeSeconds: number): void {
+  reply.header('set-cookie', `${c.name}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${c.secure ? '; Secure' : ''}`);
 }
 
 export function clearSessionCookie(reply: FastifyReply, c: CookieSettings): void {

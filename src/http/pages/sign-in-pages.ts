@@ -9,12 +9,14 @@ import QRCode from 'qrcode';
 import type { Session } from '../../sessions/model.js';
 import { csrfMatches, safeReturnPath } from '../../sessions/model.js';
 import type { Services } from '../../services.js';
-import type { Outcome } from '../../signin/service.js';
+import { RECOGNISED_DAYS } from '../../signin/recognised-browser.js';
+import type { Attempt, Outcome } from '../../signin/service.js';
 import { html, type Html, page, type PageOptions, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
 import { registerConsolePages } from './console-pages.js';
 import { registerDevicePages } from './device-pages.js';
+import { csrfField } from './page-kit.js';
 import { registerSsoPages } from './sso-pages.js';
-import { clearSessionCookie, cookieSettings, readCookie, setSessionCookie } from './session-cookie.js';
+import { browserCookieSettings, clearSessionCookie, cookieSettings, readCookie, setBrowserCookie, setSessionCookie } from './session-cookie.js';
 
 export interface SignInPageDeps {
   services: Services;
@@ -34,6 +36,9 @@ type Form = Record<string, string>;
 export async function registerSignInPages(app: FastifyInstance, deps: SignInPageDeps): Promise<void> {
   const { services } = deps;
   const cookie = cookieSettings(deps.baseUrl);
+  const browserCookie = browserCookieSettings(deps.baseUrl);
+  /** who makes a sign-in attempt: the address, and the browser's recognition cookie */
+  const attemptOf = (req: FastifyRequest): Attempt => ({ address: req.ip, browser: readCookie(req, browserCookie.name) });
 
   await app.register(async (scope) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
@@ -95,25 +100,32 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       return session;
     }
 
-    async function showStep(reply: FastifyReply, session: Session, status = 200, error?: string): Promise<FastifyReply> {
+    async function showStep(reply: FastifyReply, session: Session, status = 200, error?: string, notice?: string): Promise<FastifyReply> {
       const step = session.state.signIn ?? { step: 'email' as const };
       const csrf = html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
       const problem = error ? html`<p class="error" role="alert">${error}</p>` : '';
       switch (step.step) {
-        case 'password':
+        case 'password': {
+          const device = session.state.signInFor?.deviceUserCode;
           return send(
             reply,
             status,
             'Enter your password',
             html`${problem}
-<p>Signing in as <strong>${step.email}</strong>.</p>
+<p>${device ? html`Sign in as <strong>${step.email}</strong> to approve <strong class="usercode-inline">${device}</strong>.` : html`Signing in as <strong>${step.email}</strong>.`}</p>
 <form method="post" action="/login">${csrf}
+<input type="email" name="username" value="${step.email}" autocomplete="username" hidden readonly>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Continue</button>
 </form>
-<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
+${
+  device
+    ? html`<p class="hint">Not your account? Start again at your command line with the account you want.</p>`
+    : html`<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`
+}`,
           );
+        }
         case 'totp':
           return send(
             reply,
@@ -160,13 +172,17 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 <form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`,
             error ? {} : { refreshTo: `/sso/saml/${step.connectionId}/login` },
           );
-        case 'setup':
+        case 'setup': {
+          const email = (await services.signIn.setupEmail(session)) ?? '';
           return send(
             reply,
             status,
             'Choose your password',
             html`${problem}
+<p>Setting up <strong>${email}</strong>.</p>
 <form method="post" action="/login">${csrf}
+<label for="username">Account</label>
+<input id="username" name="username" type="email" autocomplete="username" value="${email}" readonly>
 <label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
 <p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
@@ -175,23 +191,29 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 <button type="submit">Continue</button>
 </form>`,
           );
+        }
         default:
           return send(
             reply,
             status,
             'Sign in',
-            html`${problem}
+            html`${problem}${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 <form method="post" action="/login">${csrf}
 <label for="email">E-mail address</label>
-<input id="email" name="email" type="email" autocomplete="username" required autofocus>
+<input id="email" name="email" type="email" autocomplete="username" value="${session.state.signInFor?.email ?? ''}" required autofocus>
 <button type="submit">Continue</button>
-</form>`,
+</form>${
+              session.state.signInFor
+                ? html`
+<form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Sign in with another account instead</button></form>`
+                : ''
+            }`,
           );
       }
     }
 
-    async function restart(reply: FastifyReply, session: Session): Promise<FastifyReply> {
-      await services.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+    async function restart(reply: FastifyReply, session: Session, forgetAccount = false): Promise<FastifyReply> {
+      await services.signIn.restart(session, forgetAccount);
       return reply.redirect('/login', 303);
     }
 
@@ -221,7 +243,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       // signed in already: where this link asks to go, never where an earlier sign-in was going
       if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
       const session = await anonymous(req, reply, returnTo);
-      return showStep(reply, session);
+      const signedOut = (req.query as Record<string, unknown>).signed_out !== undefined;
+      return showStep(reply, session, 200, undefined, signedOut ? 'You have signed out.' : undefined);
     });
 
     scope.post('/login', async (req, reply) => {
@@ -231,12 +254,14 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       const step = session.state.signIn?.step ?? 'email';
       let outcome: Outcome;
       if (step === 'email' || step === 'sso') outcome = await services.signIn.email(session, form.email ?? '');
-      else if (step === 'password') outcome = await services.signIn.password(session, form.password ?? '', req.ip);
-      else if (step === 'totp') outcome = await services.signIn.secondFactor(session, form.code ?? '', req.ip);
-      else if (step === 'enrol') outcome = await services.signIn.confirmEnrolment(session, form.code ?? '', req.ip);
+      else if (step === 'password') outcome = await services.signIn.password(session, form.password ?? '', attemptOf(req));
+      else if (step === 'totp') outcome = await services.signIn.secondFactor(session, form.code ?? '', attemptOf(req));
+      else if (step === 'enrol') outcome = await services.signIn.confirmEnrolment(session, form.code ?? '', attemptOf(req));
       else outcome = await services.signIn.setPassword(session, form.password ?? '', form.confirmation ?? '');
       switch (outcome.kind) {
         case 'next':
+          // a step that raised trust goes on under a new session id
+          if (outcome.issued) setSessionCookie(reply, cookie, outcome.issued.secret);
           return reply.redirect('/login', 303);
         case 'sso':
           // on to the IdP through GET /login (see its 'sso' step)
@@ -247,9 +272,10 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
           return showStep(reply, (await sessionOf(req)) ?? session, 400, outcome.message);
         case 'wait':
           reply.header('retry-after', String(outcome.seconds));
-          return showStep(reply, session, 429, `Too many attempts. Try again in ${outcome.seconds} seconds.`);
+          return showStep(reply, session, 429, outcome.message);
         case 'signedIn':
           setSessionCookie(reply, cookie, outcome.issued.secret);
+          setBrowserCookie(reply, browserCookie, outcome.browser, RECOGNISED_DAYS * 86_400);
           if (!outcome.recoveryCodes) return reply.redirect(outcome.returnTo, 303);
           return send(
             reply,
@@ -266,25 +292,66 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
     scope.post('/login/restart', async (req, reply) => {
       const session = await formSession(req, reply);
       if (!session) return reply;
-      return restart(reply, session);
+      return restart(reply, session, (req.body as Form).forget === '1');
     });
+
+    const linkDoesNotWork = (reply: FastifyReply) =>
+      send(
+        reply,
+        400,
+        'This link does not work',
+        html`<p>The set-up link is not valid: it was already used, it expired, or it was copied incompletely. Ask your administrator for a new one.</p>`,
+      );
+
+    /** Signed in as someone while a set-up link for someone else was opened: ask first. */
+    const confirmSetup = (reply: FastifyReply, session: Session, who: { signedInAs: string; setupFor: string }) =>
+      send(
+        reply,
+        200,
+        'Set up another account?',
+        html`<p>You are signed in as <strong>${who.signedInAs}</strong>. This link sets up <strong>${who.setupFor}</strong>.</p>
+<p>Continuing signs <strong>${who.signedInAs}</strong> out of this browser.</p>
+<form method="post" action="/login/setup">${csrfField(session)}
+<button type="submit">Sign out and set up ${who.setupFor}</button>
+</form>
+<form method="post" action="/login/setup/cancel">${csrfField(session)}
+<button class="link" type="submit">Stay signed in as ${who.signedInAs}</button>
+</form>`,
+      );
 
     scope.get('/login/setup', async (req, reply) => {
       const token = (req.query as Record<string, unknown>).token;
-      const { secret, session } = await services.sessions.start({ signIn: { step: 'email' } });
-      const opened = typeof token === 'string' ? await services.signIn.openSetup(session, token) : undefined;
-      if (!opened) {
-        await services.sessions.end(session);
-        return send(
-          reply,
-          400,
-          'This link does not work',
-          html`<p>The set-up link is not valid: it was already used, it expired, or it was copied incompletely. Ask your administrator for a new one.</p>`,
-        );
+      const current = await sessionOf(req);
+      if (typeof token !== 'string') {
+        // back here after the redirect below: a link waiting for the signed-in person's answer
+        const pending = current ? await services.signIn.pendingSetup(current) : undefined;
+        if (current && pending) return confirmSetup(reply, current, pending);
+        return linkDoesNotWork(reply);
       }
-      setSessionCookie(reply, cookie, secret);
+      const opened = await services.signIn.openSetup(current, token);
+      if (opened.kind === 'invalid') return linkDoesNotWork(reply);
+      if (opened.kind === 'next') setSessionCookie(reply, cookie, opened.issued.secret);
       // the token leaves the address bar (and any later Referer) at once
+      return reply.redirect(opened.kind === 'confirm' ? '/login/setup' : '/login', 303);
+    });
+
+    scope.post('/login/setup', async (req, reply) => {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      const opened = await services.signIn.confirmSetup(session);
+      if (opened.kind !== 'next') {
+        clearSessionCookie(reply, cookie);
+        return linkDoesNotWork(reply);
+      }
+      setSessionCookie(reply, cookie, opened.issued.secret);
       return reply.redirect('/login', 303);
+    });
+
+    scope.post('/login/setup/cancel', async (req, reply) => {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      await services.signIn.cancelSetup(session);
+      return reply.redirect('/console', 303);
     });
 
     scope.post('/logout', async (req, reply) => {
@@ -297,7 +364,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
       if (!session) return reply;
       await services.sessions.end(session);
       clearSessionCookie(reply, cookie);
-      return reply.redirect('/login', 303);
+      return reply.redirect('/login?signed_out=1', 303);
     });
 
     const kit = { services, send, sessionOf, anonymous, formSession };

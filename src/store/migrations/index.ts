@@ -14,6 +14,7 @@ import { authChanges } from './20261126T0900-auth-changes.js';
 import { tokenFailures } from './20261127T0900-token-failures.js';
 import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
 import { listingChanges } from './20261128T0900-listing-changes.js';
+import { signInAttempts } from './20261129T0900-sign-in-attempts.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '20261127T0900-token-failures': tokenFailures,
   '20261127T1000-subtree-sizes': subtreeSizes,
   '20261128T0900-listing-changes': listingChanges,
+  '20261129T0900-sign-in-attempts': signInAttempts,
 };

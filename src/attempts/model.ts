@@ -1,0 +1,84 @@
+// Attempts at guessing something (a password, a code, a device's user code), counted so that
+// guessing becomes hopeless while the owner is never kept out for long (docs/users.md,
+// "Throttles"). Each count has a key (what it counts: an address, an account from an address, a
+// recognised browser, ...) and a rule.
+//
+// An attempt is counted BEFORE the secret is checked, by one conditional statement that counts it
+// only if the rule allows another one now (store.ts, reserveAttempt). So of any number of
+// attempts made at once, no more than the rule allows are ever checked; the others are answered
+// "wait" unchecked. A success gives its attempt back (or clears the count).
+//
+// Two kinds of rule:
+// - `doubling`: `free` attempts, then each one waits after the last: 30 s, doubling, never more
+//   than 15 minutes; the count starts again after `resetSeconds` without an attempt.
+// - `window`: `free` attempts within a window that begins at the first one and lasts
+//   `resetSeconds`; then none until the window ends, and attempts refused meanwhile are not
+//   counted, so the wait cannot be drawn out: it ends when the window does.
+
+export interface AttemptRule {
+  free: number;
+  after: 'doubling' | 'window';
+  resetSeconds: number;
+}
+
+export const FIRST_DELAY_SECONDS = 30;
+export const MAX_DELAY_SECONDS = 15 * 60;
+/** a `doubling` count with no attempt for this long starts again from zero */
+export const QUIET_SECONDS = 60 * 60;
+
+/** What each key counts, and its rule. */
+export const ATTEMPT_RULES = {
+  /** one address, whatever the account (sign-in): one address trying many accounts */
+  address: { free: 20, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** one account (the address typed) from one address, by a browser not recognised for it */
+  account: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** one account's passwords from every browser not recognised for it: guessing spread over
+   *  many addresses is bounded, and the owner waits at most one window (an hour) */
+  accountAll: { free: 100, after: 'window', resetSeconds: 60 * 60 },
+  /** one account's second-factor codes from every browser not recognised for it: only someone
+   *  who has the password gets that far, so the bound is tight and holds while they keep trying */
+  secondFactor: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** a browser that signed in to the account before (its own allowance: nobody else's failures
+   *  count against it, and none of the counts above apply to it) */
+  browser: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** wrong device user codes from one address */
+  userCode: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** device logins started from one address (each writes a row, unauthenticated) */
+  deviceStart: { free: 30, after: 'doubling', resetSeconds: QUIET_SECONDS },
+} as const satisfies Record<string, AttemptRule>;
+
+export type AttemptKind = keyof typeof ATTEMPT_RULES;
+
+/** A count under one key. */
+export interface AttemptCount {
+  attempts: number;
+  firstAt: Date;
+  lastAt: Date;
+}
+
+export function attemptKey(kind: AttemptKind, value: string): string {
+  return `${kind}:${value}`;
+}
+
+/** Whether the count no longer holds at `now` (it starts again from zero). */
+export function isStale(rule: AttemptRule, count: AttemptCount, now: Date): boolean {
+  const from = rule.after === 'window' ? count.firstAt : count.lastAt;
+  return now.getTime() - from.getTime() >= rule.resetSeconds * 1000;
+}
+
+/** The delay after `attempts` attempts under a `doubling` rule, in seconds (0 within `free`). */
+export function delaySeconds(rule: AttemptRule, attempts: number): number {
+  if (attempts < rule.free) return 0;
+  return Math.min(FIRST_DELAY_SECONDS * 2 ** Math.min(attempts - rule.free, 20), MAX_DELAY_SECONDS);
+}
+
+/** Seconds until another attempt may be counted; 0 when one may now. */
+export function waitSeconds(rule: AttemptRule, count: AttemptCount | undefined, now: Date): number {
+  if (!count || isStale(rule, count, now) || count.attempts < rule.free) return 0;
+  const until =
+    rule.after === 'window' ? count.firstAt.getTime() + rule.resetSeconds * 1000 : count.lastAt.getTime() + delaySeconds(rule, count.attempts) * 1000;
+  return Math.max(0, Math.ceil((until - now.getTime()) / 1000));
+}
+
+/** The longest a count under any rule can matter: counts older than this may be deleted. */
+export const LONGEST_RESET_SECONDS = Math.max(...Object.values(ATTEMPT_RULES).map((r) => r.resetSeconds));

@@ -1,0 +1,205 @@
+// The throttles of sign-in and device login under attack (docs/users.md, "Throttles"), through
+// HTTP, on both engines:
+// - many guesses at once: every throttle checks at most its allowance, whatever number of
+//   attempts are in flight together (each attempt is counted before its secret is checked);
+// - guessing spread over many addresses cannot keep the owner out: a browser that signed in
+//   before goes on at once, and a new browser waits at most one window (an hour);
+// - the owner is told, and the tenant's audit log records it.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
+import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+
+const AT_ONCE = 50;
+const WRONG = 'not the right password';
+
+for (const engine of engines()) {
+  describe(`sign-in and device throttles under attack (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine });
+    });
+    after(() => t.close());
+
+    const statuses = (responses: Response[]) => {
+      const counts: Record<number, number> = {};
+      for (const r of responses) counts[r.status] = (counts[r.status] ?? 0) + 1;
+      return counts;
+    };
+
+    /** A browser at `address` on the password step for `email`: its password form's token. */
+    async function atPassword(email: string, address: string, client = new PageClient(t, undefined, address)) {
+      const first = await client.get('/login');
+      assert.equal((await client.post('/login', { _csrf: client.csrf(first), email })).status, 303);
+      const page = await client.get('/login');
+      assert.match(page.text, /Enter your password/);
+      return { client, csrf: client.csrf(page) };
+    }
+
+    /** A full sign-in (address, password, code) by `client`; the final response. */
+    async function signIn(client: PageClient, email: string, key: string): Promise<Response> {
+      const { csrf } = await atPassword(email, client.address, client);
+      const passed = await client.post('/login', { _csrf: csrf, password: PASSWORD });
+      if (passed.status !== 303) return passed;
+      const page = await client.get('/login');
+      assert.match(page.text, /Enter your code/);
+      t.clock.advance(30_000);
+      return client.post('/login', { _csrf: client.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+    }
+
+    it(`${AT_ONCE} wrong passwords at once in one session from one address: 5 are checked, the rest wait`, async () => {
+      await signedInUser(t, 'burst@example.com');
+      const { client, csrf } = await atPassword('burst@example.com', '198.51.100.10');
+      const answers = await Promise.all(Array.from({ length: AT_ONCE }, () => client.post('/login', { _csrf: csrf, password: WRONG })));
+      assert.deepEqual(statuses(answers), { 400: 5, 429: AT_ONCE - 5 }, 'five wrong-password answers, the others told to wait');
+      assert.match(answers.find((a) => a.status === 429)!.text, /Too many attempts\. Try again in 30 seconds/);
+    });
+
+    it(`${AT_ONCE} wrong codes at once in one session from one address: 5 are checked, the rest wait`, async () => {
+      await signedInUser(t, 'codes@example.com');
+      const { client, csrf } = await atPassword('codes@example.com', '198.51.100.11');
+      assert.equal((await client.post('/login', { _csrf: csrf, password: PASSWORD })).status, 303);
+      const page = await client.get('/login');
+      assert.match(page.text, /Enter your code/);
+      const codes = Array.from({ length: AT_ONCE }, (_, i) => String(100000 + i * 17));
+      const answers = await Promise.all(codes.map((code) => client.post('/login', { _csrf: client.csrf(page), code })));
+      assert.deepEqual(statuses(answers), { 400: 5, 429: AT_ONCE - 5 });
+    });
+
+    it(`${AT_ONCE} recovery-code guesses at once: 5 are checked; a wrong recovery code is called one`, async () => {
+      await signedInUser(t, 'recovery@example.com');
+      const { client, csrf } = await atPassword('recovery@example.com', '198.51.100.12');
+      await client.post('/login', { _csrf: csrf, password: PASSWORD });
+      const page = await client.get('/login');
+      const answers = await Promise.all(
+        Array.from({ length: AT_ONCE }, (_, i) =>
+          client.post('/login', { _csrf: client.csrf(page), code: `aaaaa-bbbbb-${String(i).padStart(4, '0')}` }),
+        ),
+      );
+      assert.deepEqual(statuses(answers), { 400: 5, 429: AT_ONCE - 5 });
+      assert.match(answers.find((a) => a.status === 400)!.text, /That recovery code is not right/);
+    });
+
+    it(`${AT_ONCE} accounts guessed at once from one address: 20 are checked, the rest wait`, async () => {
+      const address = '198.51.100.13';
+      const sessions = await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => atPassword(`spray${i}@example.com`, address)));
+      const answers = await Promise.all(sessions.map(({ client, csrf }) => client.post('/login', { _csrf: csrf, password: WRONG })));
+      assert.deepEqual(statuses(answers), { 400: 20, 429: AT_ONCE - 20 });
+    });
+
+    it(`${AT_ONCE} device user codes at once from one address: 10 are looked up, the rest wait`, async () => {
+      const client = new PageClient(t, undefined, '198.51.100.14');
+      const page = await client.get('/device');
+      const answers = await Promise.all(
+        Array.from({ length: AT_ONCE }, (_, i) => client.post('/device', { _csrf: client.csrf(page), user_code: `BCDF-${String(1000 + i)}` })),
+      );
+      assert.deepEqual(statuses(answers), { 400: 10, 429: AT_ONCE - 10 });
+      assert.match(answers.find((a) => a.status === 400)!.text, /value="BCDF-10\d\d"/, 'a wrong code stays in the field to correct');
+    });
+
+    it(`${AT_ONCE} device logins started at once from one address: 30 start, the rest are slowed down`, async () => {
+      const answers = await Promise.all(
+        Array.from({ length: AT_ONCE }, (_, i) =>
+          t.request({
+            method: 'POST',
+            url: '/auth/api/v2/auth/device/code',
+            payload: { client_id: 'gatehouse-cli', login_hint: `starter${i}@example.com` },
+            remoteAddress: '198.51.100.15',
+          }),
+        ),
+      );
+      assert.deepEqual(statuses(answers), { 200: 30, 429: AT_ONCE - 30 });
+      const rows = await t.db.kysely.selectFrom('device_authorizations').select('user_code').where('requested_from', '=', '198.51.100.15').execute();
+      assert.equal(rows.length, 30, 'no row written for a refused start');
+    });
+
+    it('200 failures from 40 addresses do not keep the owner out: a browser that signed in before goes on at once, a new one within the hour', async () => {
+      const owner = await signedInUser(t, 'target@example.com');
+      // the owner's laptop signed in before (signedInUser) and keeps its recognition cookie
+      const laptop = owner.client;
+      assert.ok([...laptop.jar.keys()].includes('gatehouse_browser'), 'a recognised-browser cookie after sign-in');
+      await laptop.post('/logout', { _csrf: laptop.csrf(await laptop.get('/console')) });
+
+      const answers: number[] = [];
+      for (let a = 0; a < 40; a++) {
+        const attacker = await atPassword('target@example.com', `10.20.${a}.1`);
+        for (let i = 0; i < 5; i++)
+          answers.push((await attacker.client.post('/login', { _csrf: attacker.csrf, password: `${WRONG} ${a}.${i}` })).status);
+      }
+      assert.equal(answers.length, 200);
+      assert.deepEqual(
+        statuses(answers.map((status) => ({ status }) as Response)),
+        { 400: 100, 429: 100 },
+        'the account-wide allowance for unrecognised browsers is 100 an hour; attempts past it are not checked',
+      );
+
+      // the owner's recognised browser, at an address the attacker never used, signs in at once
+      const recognised = await signIn(laptop, 'target@example.com', owner.key);
+      assert.equal(recognised.status, 303, recognised.text.slice(0, 300));
+      const landing = await laptop.get('/console');
+      assert.equal(landing.status, 200);
+      assert.match(landing.text, /Recently 100 wrong passwords were tried for your account from other places/, 'the owner is told');
+
+      // a new browser at a new address is still held (the owner's success gives the attacker no
+      // fresh allowance); how long, and that it ends: the next case
+      const phone = new PageClient(t, undefined, '192.0.2.200');
+      const { csrf } = await atPassword('target@example.com', phone.address, phone);
+      assert.equal((await phone.post('/login', { _csrf: csrf, password: PASSWORD })).status, 429);
+    });
+
+    it('a new browser is held at most one window after an attack stops; a trickle of 4 failures an hour does not hold it', async () => {
+      const owner = await signedInUser(t, 'held@example.com');
+      for (let a = 0; a < 40; a++) {
+        const attacker = await atPassword('held@example.com', `10.30.${a}.1`);
+        for (let i = 0; i < 5; i++) await attacker.client.post('/login', { _csrf: attacker.csrf, password: `${WRONG} ${a}.${i}` });
+      }
+      const phone = new PageClient(t, undefined, '192.0.2.201');
+      const { csrf } = await atPassword('held@example.com', phone.address, phone);
+      const held = await phone.post('/login', { _csrf: csrf, password: PASSWORD });
+      assert.equal(held.status, 429);
+      const wait = Number(held.headers['retry-after']);
+      assert.ok(wait > 0 && wait <= 3600, `Retry-After ${wait} s: at most the hour's window`);
+      assert.match(held.text, /too many failed sign-in attempts from other places\. Sign in from a browser you have signed in with before/);
+      t.clock.advance(wait * 1000);
+      assert.equal((await signIn(phone, 'held@example.com', owner.key)).status, 303, 'in once the window ended');
+
+      // a slow attacker (4 failures an hour, from 4 addresses) never blocks a new browser again
+      for (let hour = 0; hour < 3; hour++) {
+        for (let a = 0; a < 4; a++) {
+          const attacker = await atPassword('held@example.com', `10.31.${hour}.${a}`);
+          assert.equal((await attacker.client.post('/login', { _csrf: attacker.csrf, password: WRONG })).status, 400);
+        }
+        const another = new PageClient(t, undefined, `192.0.2.${210 + hour}`);
+        assert.equal((await signIn(another, 'held@example.com', owner.key)).status, 303, `hour ${hour}: a new browser signs in`);
+        t.clock.advance(3600_000);
+      }
+
+      const events = await t.db.kysely
+        .selectFrom('audit_events')
+        .select(['action', 'details'])
+        .where('action', '=', 'user.sign_in_throttled')
+        .where(
+          'target_id',
+          '=',
+          (await t.db.kysely.selectFrom('users').select('id').where('email', '=', 'held@example.com').executeTakeFirstOrThrow()).id,
+        )
+        .execute();
+      assert.equal(events.length, 1, 'the tenant audit log records that the account was under attack, once per window');
+    });
+
+    it("a recognised browser's own failures count against it alone, and an attacker's against the attacker", async () => {
+      const owner = await signedInUser(t, 'own@example.com');
+      const laptop = owner.client;
+      await laptop.post('/logout', { _csrf: laptop.csrf(await laptop.get('/console')) });
+      // the owner mistypes five times: the recognised browser waits
+      const { csrf } = await atPassword('own@example.com', laptop.address, laptop);
+      for (let i = 0; i < 5; i++) assert.equal((await laptop.post('/login', { _csrf: csrf, password: WRONG })).status, 400);
+      assert.equal((await laptop.post('/login', { _csrf: csrf, password: PASSWORD })).status, 429);
+      // an unrecognised browser at the same address is not held up by the owner's mistakes
+      const other = new PageClient(t, undefined, laptop.address);
+      assert.equal((await signIn(other, 'own@example.com', owner.key)).status, 303);
+    });
+  });
+}
