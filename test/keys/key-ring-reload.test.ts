@@ -107,6 +107,7 @@ for (const engine of engines()) {
             assert.equal(refused.status, 401, refused.text);
             assert.match(String(refused.headers['www-authenticate']), /error="invalid_token"/);
             assert.equal(refused.body.errors[0].extensions.code, 'UNAUTHENTICATED');
+            assert.match(refused.body.errors[0].message, /signed with a key \(kid\) this server cannot load/);
           }
         }
 
