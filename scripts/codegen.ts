@@ -44,6 +44,7 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       User: '../../users/model.js#User',
       UserWithSetupLink: '../../users/service.js#UserWithSetupLink',
       Identity: '../../users/service.js#Identity',
+      Role: '../../access/grants.js#RoleInfo',
     },
   },
   {

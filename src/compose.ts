@@ -63,7 +63,7 @@ export async function createService(opts: {
   const store = createStore(db.kysely, clock, { changes, cacheLifetimeMs });
   const bootstrapped = await bootstrap(store, config, clock);
   const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
-  const keys = await KeyRing.open(store, box, clock);
+  const keys = await KeyRing.open(store, box, clock, logger);
   const resealed = await resealTotpSecrets(store, box);
   if (resealed > 0) logger.info({ resealed }, 're-sealed TOTP secrets under the first encryption key');
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));

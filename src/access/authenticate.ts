@@ -22,14 +22,19 @@ export class BearerAuthenticator {
       claims.pty === 'client'
         ? await this.principals.findClientPrincipal(claims.sub, claims.secret_id!)
         : await this.principals.findUserPrincipal(claims.sub);
-    if (!principal || principal.tenantId !== claims.tid) throw new InvalidToken('the token has been revoked');
+    if (!principal || principal.tenantId !== claims.tid) {
+      throw new InvalidToken(
+        'the token has been revoked: its client was deleted or its secret replaced, its user disabled or deleted, or its tenant disabled',
+      );
+    }
     // iat has whole seconds: a token of the second in which access was cut counts as before it
     if (principal.tokensValidAfter && claims.iat < Math.ceil(principal.tokensValidAfter.getTime() / 1000)) {
-      throw new InvalidToken(
-        principal.kind === 'user'
-          ? 'the token was issued before access was cut (the user or its tenant was disabled, or its sign-in reset); sign in again'
-          : 'the token was issued before its tenant was disabled; request a new one',
-      );
+      throw principal.kind === 'user'
+        ? new InvalidToken(
+            'the token was issued before access was cut (the user or its tenant was disabled, or its sign-in reset)',
+            'Sign in again for a new token.',
+          )
+        : new InvalidToken('the token was issued before its tenant was disabled');
     }
     // after loading: the roles held now, cut down to those the token was granted
     return claims.scope === undefined ? principal : narrowToScope(principal, claims.scope.split(' ') as RoleName[]);

@@ -28,6 +28,24 @@ export function roleName(id: string): RoleName | undefined {
   return ROLE_NAMES[id];
 }
 
+/** A role as messages name it: its name and, to copy, its id, e.g. `Operations (id b7e8…)`. */
+export function roleLabel(id: string): string {
+  const name = roleName(id);
+  return name ? `${name} (id ${id})` : `role id ${id}`;
+}
+
+/** What each role is for, as the `roles` query describes it (docs/authorization.md has the table). */
+export const ROLE_DESCRIPTIONS: Record<RoleName, string> = {
+  Administrator:
+    "Runs the tenant and every tenant below it: API clients, users and their roles, SSO connections, the tenants' settings, labels and subscriptions.",
+  Analyst: 'Reads the tenant and its subscriptions, and creates, rotates and deletes API clients (giving them only roles it holds).',
+  Responder: 'Reads the tenant, its API clients and its subscriptions.',
+  Auditor: 'Reads the tenant, its API clients, its users and its subscriptions.',
+  Operations:
+    'Vendor staff, held in tenant 1 and so reaching every tenant: reads tenants, API clients and users; creates and manages tenants, labels and subscriptions; deletes API clients. Never toggles support access, manages users or SSO connections.',
+  Support: 'Vendor staff, held in tenant 1: reads exactly the tenants whose support access is on, and their API clients; changes nothing.',
+};
+
 /** Everything a request may ask permission for. docs/authorization.md is the table of these. */
 export type Permission =
   | 'clients.read'

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, type RoleName } from '../access/roles.js';
+import { isRoleId, type RoleName, roleLabel } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
@@ -260,8 +260,9 @@ export class CredentialService {
       if (!found) throw notFound('Client');
       // The new secret goes to the caller: it must not get a client more powerful than itself
       // could create (Operations can revoke any client with deleteClient, not take it over).
-      if (!found.roleAssignments.every((a) => mayGrant(caller, a.roleId, now))) {
-        throw forbidden('This client holds roles you could not give it; revoke it with deleteClient instead');
+      const beyond = [...new Set(found.roleAssignments.filter((a) => !mayGrant(caller, a.roleId, now)).map((a) => a.roleId))];
+      if (beyond.length > 0) {
+        throw forbidden(`This client holds roles you could not give it (${beyond.map(roleLabel).join(', ')}); revoke it with deleteClient instead`);
       }
       // Suspected leak: every earlier secret, and every token obtained with one, ends now.
       await tx.credentials.revokeSecrets(found.id, now);

@@ -1,7 +1,10 @@
 // The token-signing keys: ES256 key pairs kept in the database (private halves sealed), so every
 // process on one database signs and verifies with the same keys. One key signs; every key not
 // retired verifies and is published in the JWKS. A kid this process has not seen is looked up in
-// the database (another process may have added a key), at most once a second.
+// the database (another process may have added a key), at most once a second. At start every live
+// key must load (a start that cannot use a key fails, naming it); a key met on a later reload
+// that cannot be loaded (sealed under an encryption key this process lacks, or corrupt) is left
+// out and logged once: the others keep working, and its tokens are refused as unknown.
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { es256Signer, type Es256Signer } from './compact-jws.js';
@@ -12,6 +15,11 @@ import type { KeyStore, StoredSigningKey } from './store.js';
 /** What the key ring reads and writes. */
 export interface KeyStores {
   keys: KeyStore;
+}
+
+/** Where the key ring reports a key it leaves out (pino's logger is one). */
+export interface KeyRingLog {
+  error(fields: Record<string, unknown>, message: string): void;
 }
 
 export const SIGNING_ALG = 'ES256';
@@ -26,12 +34,42 @@ interface LoadedKey {
   createdAt: Date;
 }
 
-/** The signer of a stored key, or an error that names the key (a start that fails says which). */
-function loadSigner(kid: string, privateJwk: JWK, publicJwk: JWK): Es256Signer {
+/** Names the key in an error about it (a start that fails says which key). */
+function keyError(kid: string, err: unknown): Error {
+  return new Error(`signing key ${kid} cannot be used: ${(err as Error).message}`, { cause: err });
+}
+
+/**
+ * A stored key, opened and checked, or an error that names it. The unsealed private part is
+ * never put into a message: a JSON error would quote it.
+ */
+async function loadKey(box: SealedBox, k: StoredSigningKey): Promise<LoadedKey> {
   try {
-    return es256Signer(privateJwk, publicJwk);
+    const plaintext = box.open(k.privateJwkSealed, sealContext(k.kid));
+    let privateJwk: JWK;
+    try {
+      privateJwk = JSON.parse(plaintext) as JWK;
+    } catch {
+      throw new Error('its unsealed private part is not a JSON Web Key');
+    }
+    return {
+      kid: k.kid,
+      publicJwk: k.publicJwk as JWK,
+      verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
+      signer: es256Signer(privateJwk, k.publicJwk as JWK),
+      createdAt: k.createdAt,
+    };
   } catch (err) {
-    throw new Error(`signing key ${kid} cannot be used: ${(err as Error).message}`, { cause: err });
+    throw keyError(k.kid, err);
+  }
+}
+
+/** Whether a live key is sealed under another than the first encryption key; an error names the key. */
+function needsReseal(box: SealedBox, k: StoredSigningKey): boolean {
+  try {
+    return box.needsReseal(k.privateJwkSealed, sealContext(k.kid));
+  } catch (err) {
+    throw keyError(k.kid, err);
   }
 }
 
@@ -39,16 +77,22 @@ export class KeyRing {
   private keys = new Map<string, LoadedKey>();
   private current!: LoadedKey;
   private lastReload = 0;
+  /** live keys a reload could not load, each logged once (until it loads) */
+  private readonly unloadable = new Set<string>();
 
   private constructor(
     private readonly store: Transactional<KeyStores>,
     private readonly box: SealedBox,
     private readonly clock: Clock,
+    private readonly log: KeyRingLog,
   ) {}
 
-  /** Loads the keys, creating the first one on an empty database (once, across processes). */
-  static async open(store: Transactional<KeyStores>, box: SealedBox, clock: Clock): Promise<KeyRing> {
-    const ring = new KeyRing(store, box, clock);
+  /**
+   * Loads the keys, creating the first one on an empty database (once, across processes). Every
+   * live key must load: one that cannot fails the start, naming the key.
+   */
+  static async open(store: Transactional<KeyStores>, box: SealedBox, clock: Clock, log: KeyRingLog): Promise<KeyRing> {
+    const ring = new KeyRing(store, box, clock, log);
     let stored = await store.keys.listKeys();
     if (!stored.some((k) => k.retiredAt === null)) {
       stored = await store.transaction(async (tx) => {
@@ -59,10 +103,10 @@ export class KeyRing {
         return tx.keys.listKeys();
       });
     }
-    if (stored.some((k) => k.retiredAt === null && box.needsReseal(k.privateJwkSealed, sealContext(k.kid)))) {
+    if (stored.some((k) => k.retiredAt === null && needsReseal(box, k))) {
       stored = await ring.resealKeys();
     }
-    await ring.load(stored);
+    await ring.load(stored, 'strict');
     return ring;
   }
 
@@ -99,21 +143,37 @@ export class KeyRing {
     };
   }
 
-  private async load(stored: StoredSigningKey[]): Promise<void> {
+  /**
+   * Adds the live keys not loaded yet and drops the retired ones. `strict` (at start): a key that
+   * cannot be loaded fails the whole load. `tolerant` (a reload while serving): it is left out,
+   * logged once at error level with its id, and tried again at the next reload; every other key
+   * still loads, and its tokens are refused as signed by an unknown key.
+   */
+  private async load(stored: StoredSigningKey[], mode: 'strict' | 'tolerant'): Promise<void> {
     for (const k of stored) {
       if (k.retiredAt !== null) {
         this.keys.delete(k.kid);
+        this.unloadable.delete(k.kid);
         continue;
       }
       if (this.keys.has(k.kid)) continue;
-      const privateJwk = JSON.parse(this.box.open(k.privateJwkSealed, sealContext(k.kid))) as JWK;
-      this.keys.set(k.kid, {
-        kid: k.kid,
-        publicJwk: k.publicJwk as JWK,
-        verifyKey: (await importJWK(k.publicJwk as JWK, k.alg)) as CryptoKey,
-        signer: loadSigner(k.kid, privateJwk, k.publicJwk as JWK),
-        createdAt: k.createdAt,
-      });
+      let loaded: LoadedKey;
+      try {
+        loaded = await loadKey(this.box, k);
+      } catch (err) {
+        if (mode === 'strict') throw err;
+        if (!this.unloadable.has(k.kid)) {
+          this.unloadable.add(k.kid);
+          this.log.error(
+            { kid: k.kid, reason: (err as Error).message },
+            `signing key ${k.kid} cannot be used and is left out: tokens signed with it are refused, every other key keeps working. ` +
+              'Give this process the encryption key it was sealed under (GATEHOUSE_ENCRYPTION_KEY) and restart it; a corrupt key must be retired (signing_keys.retired_at)',
+          );
+        }
+        continue;
+      }
+      this.unloadable.delete(k.kid);
+      this.keys.set(k.kid, loaded);
     }
     // the newest live key signs
     const live = [...this.keys.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
@@ -137,8 +197,13 @@ export class KeyRing {
     const now = this.clock.now().getTime();
     if (now - this.lastReload < 1000) return undefined;
     this.lastReload = now;
-    await this.load(await this.store.keys.listKeys());
+    await this.load(await this.store.keys.listKeys(), 'tolerant');
     return this.keys.get(kid)?.verifyKey;
+  }
+
+  /** whether the key is live in the database but could not be loaded by this process */
+  cannotLoad(kid: string): boolean {
+    return this.unloadable.has(kid);
   }
 
   jwks(): { keys: JWK[] } {

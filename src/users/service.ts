@@ -2,10 +2,10 @@
 // it changes in one transaction with its audit event. Operators at the CLI act as the system
 // (actor `system:cli`) and skip the role checks: they already hold the database.
 import { randomUUID } from 'node:crypto';
-import { checkGrantableRoles, mayGrant } from '../access/grants.js';
+import { checkGrantableRoles, checkRoleHere, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '../access/principal.js';
-import { isRoleId, ROLE_IDS, ROOT_TENANT_ID, VENDOR_ROLES } from '../access/roles.js';
+import { ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
@@ -85,11 +85,7 @@ export class UserService {
     const scope = await this.scopeOf(tenantId);
     const roleIds = (input.roles ?? [ROLE_IDS.Analyst]).map((r) => r.toLowerCase());
     if (roleIds.length === 0) throw badInput('name at least one role', { field: 'roles' });
-    for (const id of roleIds) {
-      if (!isRoleId(id)) throw badInput(`unknown role id "${id}"`, { field: 'roles' });
-      if (VENDOR_ROLES.includes(id) && scope.id !== ROOT_TENANT_ID)
-        throw badInput(`role "${id}" exists only in the vendor tenant`, { field: 'roles' });
-    }
+    for (const id of roleIds) checkRoleHere(id, scope.id, 'roles', 'create the user in tenant 1 to give it');
     return this.insert({ kind: 'system', id: 'cli' }, scope.id, input, [...new Set(roleIds)]);
   }
 
@@ -212,7 +208,7 @@ export class UserService {
       refuseSelf(caller, user, 'change your own roles', 'user_id');
       const assignment = user.roleAssignments.find((a) => a.id === input.assignmentId.toLowerCase() && a.tenantId === caller.tenant.id);
       if (!assignment) throw notFound('Role assignment in this tenant');
-      if (!mayGrant(caller, assignment.roleId, now)) throw forbidden('You cannot remove a role you could not give');
+      if (!mayGrant(caller, assignment.roleId, now)) throw forbidden(`You cannot remove a role you could not give: ${roleLabel(assignment.roleId)}`);
       await tx.users.deleteRoleAssignment(user.id, assignment.id);
       await tx.audit.insertEvent(event(caller.principal, now, caller.tenant.id, 'user.role_removed', user.id, { role_id: assignment.roleId }));
       return this.reread(tx, user.id);

@@ -88,6 +88,7 @@ retirePartnerSubscription            | UN   | ok     | FB     | FB     | FB     
 # credential interface (/graphql, acting in C1)
 clients                              | UN   | ok     | ok     | ok     | ok     | ok     | ok     | ok     | ok     | FB     | FB     | ok  | FB      | ok     | ok       | ok       | ok
 me                                   | UN   | ok     | ok     | ok     | ok     | ok     | ok     | ok     | ok     | FB     | FB     | ok  | FB      | ok     | ok       | ok       | ok
+roles                                | UN   | ok     | ok     | ok     | ok     | ok     | ok     | ok     | ok     | FB     | FB     | ok  | FB      | ok     | ok       | ok       | ok
 createClient                         | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB
 rotateClientSecret                   | UN   | ok     | ok     | FB     | FB     | ok     | ok     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | ok
 forceRotateClientSecret              | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | FB

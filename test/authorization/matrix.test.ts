@@ -132,6 +132,7 @@ const Q = {
   deleteClient: `mutation($id: ID!) { deleteClient(id: $id) { id revoked_at } }`,
   users: `query($e: String) { users(email: $e) { id tenant_id } }`,
   me: '{ me { kind id tenant_id client_id } }',
+  roles: '{ roles { id name vendor_only assignable } }',
   user: `query($id: ID!) { user(id: $id) { id email } }`,
   createUser: `mutation($e: String!) { createUser(email: $e) { user { id roles } setup_url } }`,
   assignUserRole: `mutation($u: ID!, $r: ID!) { assignUserRole(user_id: $u, role_id: $r) { id } }`,
@@ -685,6 +686,35 @@ const OPS: Op[] = [
       // root.adm calls with the bootstrap client of tenant 1
       if (!me) assert.deepEqual({ ...res.body.data.me, id: undefined }, { kind: 'client', id: undefined, tenant_id: '1', client_id: ROOT_CLIENT_ID });
       else assert.deepEqual(res.body.data.me, { kind: 'client', id: me.id, tenant_id: me.tenantId, client_id: me.clientId });
+    },
+  },
+  {
+    row: 'roles',
+    iface: 'credential',
+    field: 'roles',
+    mutation: false,
+    prepare: async (w, actor) => ({ actor, ...(actor === 'self' ? { self: await freshClient(w, true) } : {}) }),
+    run: (_w, _s, send) => send(Q.roles),
+    effect: async (_w, s, res) => {
+      const listed = res.body.data.roles as { id: string; name: string; vendor_only: boolean; assignable: boolean }[];
+      assert.deepEqual(
+        listed.map((r) => [r.name, r.id, r.vendor_only]),
+        Object.entries(ROLE_IDS).map(([name, id]) => [name, id, name === 'Operations' || name === 'Support']),
+      );
+      // in C1 (not tenant 1): what each caller may give there, as createClient and createUser judge it
+      const tenantRoles = ['Administrator', 'Analyst', 'Responder', 'Auditor'];
+      const mayGive: Partial<Record<ActorName, string[]>> = {
+        'P1.adm': tenantRoles,
+        'C1.adm': tenantRoles,
+        'root.adm': tenantRoles,
+        'P1.ana': ['Analyst'],
+        'C1.ana': ['Analyst'],
+      };
+      assert.deepEqual(
+        listed.filter((r) => r.assignable).map((r) => r.name),
+        mayGive[s.actor as ActorName] ?? [],
+        `${s.actor} may give`,
+      );
     },
   },
   {

@@ -150,6 +150,74 @@ for (const engine of engines()) {
       }
     });
 
+    it('says in words what is wrong with a malformed token and what to do, never a library error code', async () => {
+      const root = await t.rootToken();
+      const [h, p, s] = root.split('.') as [string, string, string];
+      const header = decodePart(h);
+      const now = Math.floor(t.clock.now().getTime() / 1000);
+      const fresh = await generateKeyPair('ES256');
+      const signFresh = (hdr: Record<string, unknown>) =>
+        new SignJWT({ ...genuine, iat: now, exp: now + 3600 }).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...hdr }).sign(fresh.privateKey);
+      const flip = (part: string, at: number) => part.slice(0, at) + (part[at] === 'A' ? 'B' : 'A') + part.slice(at + 1);
+      const cases: [string, string, RegExp][] = [
+        [
+          'one part',
+          'x',
+          /the token is not a JWT: an access token is three base64url parts joined by dots \(header\.payload\.signature\), and this one has 1\b/,
+        ],
+        ['two parts', `${h}.${p}`, /is not a JWT: .* this one has 2\b/],
+        ['four parts', `${h}.${p}.${s}.${s}`, /is not a JWT: .* this one has 4\b/],
+        ['empty header', `.${p}.${s}`, /the token's header \(part 1 of 3\) is empty/],
+        ['no signature', `${h}.${p}.`, /the token's signature \(part 3 of 3\) is empty/],
+        ['base64 padding on the signature', `${h}.${p}.${s}==`, /the token's signature \(part 3 of 3\) is not base64url/],
+        ['standard base64 in the payload', `${h}.${p.slice(0, -1)}+.${s}`, /the token's payload \(part 2 of 3\) is not base64url/],
+        ['an impossible base64url length', `${h}.${p}.${s.slice(0, -1)}`, /the token's signature \(part 3 of 3\) is not base64url/],
+        ['header not JSON', `abc.${p}.${s}`, /the token's header is not a JSON object/],
+        ['header a JSON array', `${encodePart([header])}.${p}.${s}`, /the token's header is not a JSON object/],
+        ['header JSON null', `${encodePart(null)}.${p}.${s}`, /the token's header is not a JSON object/],
+        ['alg none', `${encodePart({ ...header, alg: 'none' })}.${p}.`, /is empty/],
+        ['alg none, signature kept', `${encodePart({ ...header, alg: 'none' })}.${p}.${s}`, /not signed with ES256, the only algorithm/],
+        ['alg HS256', `${encodePart({ ...header, alg: 'HS256' })}.${p}.${s}`, /not signed with ES256/],
+        ['alg missing', `${encodePart({ ...header, alg: undefined })}.${p}.${s}`, /not signed with ES256/],
+        ['no kid', await signFresh({}), /the token's header names no signing key \(kid\)/],
+        ['kid not a string', `${encodePart({ ...header, kid: 7 })}.${p}.${s}`, /names no signing key \(kid\)/],
+        ['unknown kid', await signFresh({ kid: 'unknown-kid' }), /signed with a key this server does not have \(kid\)/],
+        ['over-long kid', await signFresh({ kid: 'k'.repeat(500) }), /signed with a key this server does not have/],
+        ['payload not JSON', `${h}.${Buffer.from('not json').toString('base64url')}.${s}`, /the token's payload is not a JSON object/],
+        ['payload a JSON string', `${h}.${encodePart('claims')}.${s}`, /the token's payload is not a JSON object/],
+        ['tampered signature', `${h}.${p}.${flip(s, 10)}`, /signature does not verify: the token was altered, or it was not signed by this server/],
+        ['another key under our kid', await signFresh({ kid: header.kid }), /signature does not verify/],
+        ['typ JWT', await signWithOurKey({}, { typ: 'JWT' }), /not an access token: its header's typ is not at\+jwt/],
+        ['another issuer', await signWithOurKey({ iss: 'http://evil.test' }), /issued by another server \(iss\)/],
+        ['another audience', await signWithOurKey({ aud: 'http://other.test' }), /meant for another audience \(aud\)/],
+        ['no jti', await signWithOurKey({ jti: undefined }), /the token has no jti claim/],
+        ['exp not a number', await signWithOurKey({ exp: 'tomorrow' }), /the token's exp claim is not valid/],
+        ['expired', await signWithOurKey({ iat: now - 7200, exp: now - 3600 }), /the token has expired/],
+        ['not yet valid', await signWithOurKey({ nbf: now + 86400 }), /not valid yet \(nbf\)/],
+        ['another region', await signWithOurKey({ region: 'eu1' }), /for another region than this server's \(us1\)/],
+        ['too long', 'a'.repeat(9000), /longer than 8192 characters/],
+      ];
+      const remedy =
+        /Obtain a new access token from the token endpoint \(POST \/auth\/api\/v2\/auth\/token\) and send it as "Authorization: Bearer <token>"\.$/;
+      for (const [what, token, reason] of cases) {
+        const gql = await t.gql(token, LIST_CLIENTS);
+        assertChallenge(gql, what);
+        const version = await t.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${token}` } });
+        assertChallenge(version, what);
+        for (const message of [gql.body.errors[0].message as string, version.body.message as string]) {
+          assert.match(message, /^Invalid access token: /, what);
+          assert.match(message, reason, `${what}: ${message}`);
+          assert.match(message, remedy, `${what}: ${message}`);
+          assert.doesNotMatch(message, /ERR_|JWS|JOSE|Compact|\(undefined\)/, `${what}: ${message}`);
+        }
+      }
+      // a header that is not "Bearer <token>" says what to send
+      const notBearer = await t.gql(undefined, LIST_CLIENTS, undefined, { headers: { authorization: `Bearer "${root}"` } });
+      assertChallenge(notBearer, 'quoted token');
+      assert.match(notBearer.body.errors[0].message, /not of the form "Bearer <token>": send the word Bearer, a space and one access token/);
+      assert.match(notBearer.body.errors[0].message, remedy);
+    });
+
     it('rejects forged and tampered tokens without a database error and without fetching anything', async () => {
       const root = await t.rootToken();
       const [h, p, s] = root.split('.') as [string, string, string];

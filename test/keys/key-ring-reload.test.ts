@@ -1,13 +1,18 @@
 // A token naming a kid this process has not seen makes the key ring read the keys again (another
 // process may have added one), at most once a second of the service's clock, so that a flood of
-// made-up kids costs one query a second and not one each.
+// made-up kids costs one query a second and not one each. A key added that this process cannot
+// load (sealed under an encryption key it lacks, or corrupt) is left out and logged once: every
+// other key keeps working, and the unloadable key's tokens are refused as invalid (401), not 500.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { ManualClock } from '../../src/clock.js';
 import { SealedBox } from '../../src/crypto/sealed-box.js';
 import { KeyRing } from '../../src/keys/key-ring.js';
 import type { KeyStore, StoredSigningKey } from '../../src/keys/store.js';
+import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/engines.js';
 
 interface MemoryKeyStore {
   reads: number;
@@ -39,7 +44,7 @@ describe('key ring reloads', () => {
   it('looks an unknown kid up at most once a second of the injected clock', async () => {
     const clock = new ManualClock(new Date('2026-11-23T10:00:00Z'));
     const store = memoryKeyStore();
-    const ring = await KeyRing.open(store, new SealedBox([randomBytes(32)]), clock);
+    const ring = await KeyRing.open(store, new SealedBox([randomBytes(32)]), clock, { error: () => {} });
     const opened = store.reads;
     assert.equal(await ring.verificationKey('made-up-1'), undefined);
     assert.equal(store.reads, opened + 1, 'the first unknown kid reads the keys');
@@ -52,3 +57,76 @@ describe('key ring reloads', () => {
     assert.equal(store.reads, opened + 2);
   });
 });
+
+/** A new ES256 key as another process would store it, its private part sealed by `box`. */
+async function storedKey(box: SealedBox, createdAt: Date, privatePart?: string): Promise<{ row: StoredSigningKey; privateKey: CryptoKey }> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const sealed = box.seal(privatePart ?? JSON.stringify(await exportJWK(privateKey)), `signing-key:${kid}`);
+  return {
+    row: { kid, alg: 'ES256', publicJwk: { ...publicJwk, kid, alg: 'ES256', use: 'sig' }, privateJwkSealed: sealed, createdAt, retiredAt: null },
+    privateKey,
+  };
+}
+
+const LIST_CLIENTS = '{ clients { client_id } }';
+const errorLines = (t: TestApp) => t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; kid?: string }).filter((l) => l.level >= 50);
+
+for (const engine of engines()) {
+  describe(`key ring reload with a key this process cannot load (${engine})`, () => {
+    it('keeps every other key, logs the bad one once with its id, and refuses its tokens with 401', async () => {
+      const t = await startTestApp({ engine });
+      try {
+        const genuine = JSON.parse(Buffer.from((await t.rootToken()).split('.')[1]!, 'base64url').toString('utf8'));
+        const ours = new SealedBox([Buffer.from(TEST_ENCRYPTION_KEY, 'hex')]);
+        const later = (seconds: number) => new Date(t.clock.now().getTime() + seconds * 1000);
+        // added by other processes, oldest first: one sealed under an encryption key this process
+        // does not have, one whose unsealed private part is not a key at all, then a good one
+        const foreign = await storedKey(new SealedBox([randomBytes(32)]), later(1));
+        const corrupt = await storedKey(ours, later(2), 'not a JSON Web Key: d=secret-looking-material');
+        const good = await storedKey(ours, later(3));
+        for (const k of [foreign, corrupt, good]) await t.service.store.keys.insertKey(k.row);
+
+        const sign = (k: { row: StoredSigningKey; privateKey: CryptoKey }) => {
+          const now = Math.floor(t.clock.now().getTime() / 1000);
+          return new SignJWT({ ...genuine, iat: now, exp: now + 600, jti: randomUUID() })
+            .setProtectedHeader({ alg: 'ES256', kid: k.row.kid, typ: 'at+jwt' })
+            .sign(k.privateKey);
+        };
+
+        // a token of the good key: the reload it causes loads it, past the two it cannot load
+        const res = await t.gql(await sign(good), LIST_CLIENTS);
+        assert.equal(res.status, 200, res.text);
+
+        // tokens of the unloadable keys: 401 invalid_token, each time (every reload tries again)
+        for (let round = 0; round < 2; round++) {
+          for (const bad of [foreign, corrupt]) {
+            t.clock.advance(1000);
+            const refused = await t.gql(await sign(bad), LIST_CLIENTS);
+            assert.equal(refused.status, 401, refused.text);
+            assert.match(String(refused.headers['www-authenticate']), /error="invalid_token"/);
+            assert.equal(refused.body.errors[0].extensions.code, 'UNAUTHENTICATED');
+            assert.match(refused.body.errors[0].message, /signed with a key \(kid\) this server cannot load/);
+          }
+        }
+
+        // each bad key logged once, at error level, by its id; nothing of its private part
+        const errors = errorLines(t);
+        assert.deepEqual(errors.map((l) => l.kid).sort(), [foreign.row.kid, corrupt.row.kid].sort(), JSON.stringify(errors));
+        for (const line of errors) assert.match(line.msg, new RegExp(`signing key ${line.kid} cannot be used`));
+        assert.ok(!t.logs.some((l) => l.includes('secret-looking-material') || l.includes(corrupt.row.privateJwkSealed)));
+
+        // the good key is published and signs from now on (the newest live key); the bad ones are not published
+        const kids = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body.keys.map((k: { kid: string }) => k.kid);
+        assert.ok(kids.includes(good.row.kid));
+        assert.ok(!kids.includes(foreign.row.kid) && !kids.includes(corrupt.row.kid));
+        const fresh = await t.token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        assert.equal(JSON.parse(Buffer.from(fresh.split('.')[0]!, 'base64url').toString('utf8')).kid, good.row.kid);
+        assert.equal((await t.gql(fresh, LIST_CLIENTS)).status, 200);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}

@@ -6,6 +6,7 @@ import type { Client as ClientModel, ClientSecretInfo as ClientSecretInfoModel }
 import type { RoleAssignment as RoleAssignmentModel } from '../../access/principal.js';
 import type { User as UserModel } from '../../users/model.js';
 import type { UserWithSetupLink as UserWithSetupLinkModel, Identity as IdentityModel } from '../../users/service.js';
+import type { RoleInfo as RoleInfoModel } from '../../access/grants.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -25,7 +26,7 @@ export type Scalars = {
   Time: { input: Date; output: Date };
 };
 
-/** Reading API clients. */
+/** Reading API clients, users, the caller itself and the roles. */
 export type Query = {
   /**
    * API clients of the acting tenant (`X-Tenant-Context`, else the caller's home tenant), or of the
@@ -52,9 +53,17 @@ export type Query = {
    * `NOT_FOUND`, whether or not it exists. An addition (docs/users.md).
    */
   user: Maybe<User>;
+  /**
+   * Every role, in the order Administrator, Analyst, Responder, Auditor, Operations, Support: its id
+   * (what `createClient(roles)`, `createUser(roles)` and `assignUserRole(role_id)` take), name, what
+   * it allows, where it can be held, and whether the caller may give it in the acting tenant
+   * (`X-Tenant-Context`, else the caller's home tenant). Needs only a valid token: role definitions
+   * are not secret. An addition (docs/authorization.md).
+   */
+  roles: Array<Role>;
 };
 
-/** Reading API clients. */
+/** Reading API clients, users, the caller itself and the roles. */
 export type QueryClientsArgs = {
   name?: InputMaybe<Scalars['String']['input']>;
   clientIDs?: InputMaybe<Array<InputMaybe<Scalars['String']['input']>>>;
@@ -65,14 +74,14 @@ export type QueryClientsArgs = {
   perPage?: InputMaybe<Scalars['Int']['input']>;
 };
 
-/** Reading API clients. */
+/** Reading API clients, users, the caller itself and the roles. */
 export type QueryUsersArgs = {
   email?: InputMaybe<Scalars['String']['input']>;
   page?: InputMaybe<Scalars['Int']['input']>;
   perPage?: InputMaybe<Scalars['Int']['input']>;
 };
 
-/** Reading API clients. */
+/** Reading API clients, users, the caller itself and the roles. */
 export type QueryUserArgs = {
   id: Scalars['ID']['input'];
 };
@@ -269,6 +278,34 @@ export type RoleAssignment = {
   expires_at: Maybe<Scalars['Time']['output']>;
 };
 
+/**
+ * A role: what it allows in the tenant it is held in and every tenant below it, and where it can be
+ * held. An addition to the specification (`roles`).
+ */
+export type Role = {
+  /** Id of the role: what `createClient(roles)`, `createUser(roles)` and `assignUserRole(role_id)` take. */
+  id: Scalars['ID']['output'];
+  /** Name of the role, e.g. `Analyst`; a token's `scope` names roles by it. */
+  name: Scalars['String']['output'];
+  /** What the role is for, in a sentence or two. */
+  description: Scalars['String']['output'];
+  /**
+   * What the role allows, one entry per permission of docs/authorization.md, e.g. `create API
+   * clients`. Support's apply only in tenants whose support access is on.
+   */
+  permissions: Array<Scalars['String']['output']>;
+  /** True for the vendor staff roles (Operations, Support): held only in the vendor tenant `1`, whence they reach every tenant. False: held in any tenant. */
+  vendor_only: Scalars['Boolean']['output'];
+  /**
+   * Whether the caller may give this role in the acting tenant, to a new client (`createClient`)
+   * or a user (`createUser`, `assignUserRole`): the caller may give roles there at all, the role can
+   * be held there, and the caller could hold it (an Administrator may give any of the four tenant
+   * roles, in tenant `1` also Operations and Support; anyone else only roles it holds). False: such
+   * a call is refused.
+   */
+  assignable: Scalars['Boolean']['output'];
+};
+
 /** Addition: what may be shown of a secret after it was issued (never the secret itself). */
 export type ClientSecret = {
   /** Id of the secret; tokens obtained with it carry it as their `secret_id` claim. */
@@ -441,10 +478,11 @@ export type ResolversTypes = {
   ClientWithSecret: ResolverTypeWrapper<ClientWithSecretModel>;
   Client: ResolverTypeWrapper<ClientModel>;
   RoleAssignment: ResolverTypeWrapper<RoleAssignmentModel>;
+  Role: ResolverTypeWrapper<RoleInfoModel>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   ClientSecret: ResolverTypeWrapper<ClientSecretInfoModel>;
   Identity: ResolverTypeWrapper<IdentityModel>;
   User: ResolverTypeWrapper<UserModel>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   UserWithSetupLink: ResolverTypeWrapper<UserWithSetupLinkModel>;
 };
 
@@ -459,10 +497,11 @@ export type ResolversParentTypes = {
   ClientWithSecret: ClientWithSecretModel;
   Client: ClientModel;
   RoleAssignment: RoleAssignmentModel;
+  Role: RoleInfoModel;
+  Boolean: Scalars['Boolean']['output'];
   ClientSecret: ClientSecretInfoModel;
   Identity: IdentityModel;
   User: UserModel;
-  Boolean: Scalars['Boolean']['output'];
   UserWithSetupLink: UserWithSetupLinkModel;
 };
 
@@ -475,6 +514,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   users?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<QueryUsersArgs>>;
   me?: Resolver<ResolversTypes['Identity'], ParentType, ContextType>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
+  roles?: Resolver<Array<ResolversTypes['Role']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -545,6 +585,15 @@ export type RoleAssignmentResolvers<
   expires_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
 };
 
+export type RoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Role'] = ResolversParentTypes['Role']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  vendor_only?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  assignable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type ClientSecretResolvers<
   ContextType = GraphQLContext,
   ParentType extends ResolversParentTypes['ClientSecret'] = ResolversParentTypes['ClientSecret'],
@@ -606,6 +655,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   ClientWithSecret?: ClientWithSecretResolvers<ContextType>;
   Client?: ClientResolvers<ContextType>;
   RoleAssignment?: RoleAssignmentResolvers<ContextType>;
+  Role?: RoleResolvers<ContextType>;
   ClientSecret?: ClientSecretResolvers<ContextType>;
   Identity?: IdentityResolvers<ContextType>;
   User?: UserResolvers<ContextType>;

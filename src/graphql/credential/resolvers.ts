@@ -1,6 +1,7 @@
 // Thin resolvers: take the arguments, call one service method, map field names. Typed by the
 // resolver types generated from schema.graphql (`npm run codegen`): a field or argument renamed
 // in the SDL and not here fails to compile.
+import { roleCatalog } from '../../access/grants.js';
 import type { RoleAssignment } from '../../access/principal.js';
 import { ROLE_IDS, roleName } from '../../access/roles.js';
 import type { ClientQuery } from '../../credentials/service.js';
@@ -16,6 +17,7 @@ export const credentialResolvers: Resolvers = {
     users: (_, args, ctx) => ctx.services.users.list(ctx.caller, { email: args.email, page: args.page, perPage: args.perPage }),
     user: (_, args, ctx) => ctx.services.users.get(ctx.caller, args.id),
     me: (_, __, ctx) => ctx.services.users.identity(ctx.caller),
+    roles: (_, __, ctx) => roleCatalog(ctx.caller, ctx.services.clock.now()),
   },
   Mutation: {
     createClient: (_, args, ctx) => ctx.services.credentials.createClient(ctx.caller, { name: args.name, roles: args.roles }),
@@ -88,6 +90,9 @@ export const credentialResolvers: Resolvers = {
     role_id: (a) => a.roleId,
     expires_at: (a) => a.expiresAt,
     role_name: (a) => roleName(a.roleId) ?? 'Unknown',
+  },
+  Role: {
+    vendor_only: (r) => r.vendorOnly,
   },
   ClientSecret: {
     created_at: (s) => s.createdAt,
