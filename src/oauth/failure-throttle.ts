@@ -14,16 +14,17 @@
 //
 // Addresses are IPv4 addresses or IPv6 /64 prefixes (address-prefix.ts).
 //
-// Exact across processes: the counts live in the database (throttle-store.ts) and each failure is
-// one atomic upsert, so however many processes a guesser spreads over, at most 10 failures per
-// pair and 100 per address are answered as wrong secrets; the others are answered 429. The
-// successful path stays off the database: each process keeps what it learnt (keys that reached
-// their limit, pairs that authenticated) and checks that before authenticating. It learns a limit
-// reached elsewhere at the first failure it counts for that key, or at the first success of a
-// pair it has not served in the window, which reads the shared counts before confirming the
-// secret. Writes on the successful path: a success recorded per pair and process every half
-// window, and a count cleared when this process saw that pair fail. A request refused as
-// throttled writes nothing.
+// A pair this process has not seen authenticate within the window (a guesser is always such a
+// pair) has each attempt counted BEFORE its secret is checked: one conditional upsert per count
+// in the database (throttle-store.ts) that counts it only while the count is under its limit, and
+// a success gives it back. So however many requests a guesser sends at once, to however many
+// processes, at most 10 secrets per pair (and 100 per address) are ever checked; the others are
+// answered 429 unchecked. A pair that authenticated here within the window (it held the secret
+// from that address) stays off the database: its secret is checked first and a failure counted
+// after, as its own count still applies to it. Each process keeps what it learnt (keys that
+// reached their limit, pairs that authenticated) and checks that before anything else. Writes on
+// the successful path: the first success of a pair in a process and window (its attempt given
+// back, the pair trusted), then a success recorded per pair and process every half window.
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { possibleClientId } from '../credentials/model.js';
@@ -52,6 +53,15 @@ interface Caller {
   addressKey: string;
 }
 
+/** An authentication under way (FailureThrottle.begin). */
+export interface TokenAttempt {
+  readonly caller: Caller;
+  /** whether the attempt was counted before its secret was checked (a pair not trusted here) */
+  readonly counted: boolean;
+  /** ends the attempt's lead of its pair's first attempts in this process, if it leads them */
+  readonly settle?: () => void;
+}
+
 export class FailureThrottle {
   private readonly pairLimit: number;
   private readonly addressLimit: number;
@@ -64,8 +74,8 @@ export class FailureThrottle {
   private readonly recorded: LRUCache<string, number>;
   /** pairs this process saw fail since their last success here: a success clears their count */
   private readonly failedHere: LRUCache<string, true>;
-  /** first successes being checked against the database, one per pair at a time */
-  private readonly checking = new Map<string, Promise<number>>();
+  /** the first attempt under way of each pair not yet trusted here: the pair's others wait for it */
+  private readonly firstAttempts = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: TokenThrottleStore,
@@ -82,78 +92,135 @@ export class FailureThrottle {
     this.failedHere = new LRUCache({ max });
   }
 
-  /** Before authenticating: seconds to wait, or 0 when the caller may try. Never reads the database. */
+  /** Seconds to wait before authenticating, from what this process learnt; 0 when it may try. Never reads the database. */
   retryAfter(clientId: string, ip: string): number {
     return this.localWait(this.caller(clientId, ip), this.clock.now().getTime());
   }
 
   /**
-   * Counts a failed authentication. Returns seconds to wait when this failure went past a limit
-   * (requests that passed `retryAfter` together, or in other processes, then failed), so it is
-   * answered 429 rather than confirmed as a wrong secret; else 0.
+   * Before authenticating. Either seconds to wait (the secret is not to be checked), or the
+   * attempt to report back with `fail` or `succeed`. A pair not trusted here has its attempt
+   * counted now, under the pair's and the address's limits.
    */
-  async fail(clientId: string, ip: string): Promise<number> {
+  async begin(clientId: string, ip: string): Promise<number | TokenAttempt> {
     const c = this.caller(clientId, ip);
     const now = this.clock.now();
+    const wait = this.localWait(c, now.getTime());
+    if (wait > 0) return wait;
+    if (this.isTrusted(c.pair, now.getTime())) return { caller: c, counted: false };
+    // A pair not seen here yet: its first attempt goes alone, the others wait for its verdict. A
+    // client starting with a burst of requests then has one counted and checked, and the rest go
+    // on as trusted, instead of filling the pair's allowance with attempts that would all succeed.
+    // Once the pair has failed here, its attempts are counted without waiting for each other.
+    let settle: (() => void) | undefined;
+    if (!this.failedHere.has(c.pair)) {
+      const first = this.firstAttempts.get(c.pair);
+      if (first) {
+        await first;
+        return this.begin(clientId, ip);
+      }
+      let resolve!: () => void;
+      const lead = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.firstAttempts.set(c.pair, lead);
+      settle = () => {
+        if (this.firstAttempts.get(c.pair) === lead) this.firstAttempts.delete(c.pair);
+        resolve();
+      };
+    }
+    try {
+      const counted = await this.count(c, now);
+      if (typeof counted === 'number') settle?.();
+      return typeof counted === 'number' ? counted : { caller: c, counted: true, ...(settle ? { settle } : {}) };
+    } catch (err) {
+      settle?.();
+      throw err;
+    }
+  }
+
+  /** Counts an attempt under the address's and the pair's limits; seconds to wait if either is reached. */
+  private async count(c: Caller, now: Date): Promise<number | true> {
     const windowStart = new Date(now.getTime() - this.windowMs);
-    const address = await this.store.addTokenFailure(c.addressKey, now, windowStart);
-    if (address.failures >= this.addressLimit) await this.learnAddressLimit(c, address);
-    // an address past its limit adds no pair counts, so a burst of junk ids cannot add rows either
-    if (address.failures > this.addressLimit && !this.isTrusted(c.pair, now.getTime())) return this.waitFor(address, now.getTime());
-    const pair = await this.store.addTokenFailure(c.pairKey, now, windowStart);
+    const address = await this.store.reserveTokenAttempt(c.addressKey, this.addressLimit, now, windowStart);
+    if (!address.counted) {
+      // past its limit: a client that authenticated from this address (here or elsewhere) still passes
+      await this.learnAddressLimit(c, address.window);
+      // trusted elsewhere: its attempt is the trusted path's (counted after, if it fails)
+      if (this.isTrusted(c.pair, now.getTime())) return true;
+      return this.waitFor(address.window, now.getTime());
+    }
+    // the attempt that reaches the address's limit: this process learns it (and who still passes)
+    if (address.window.failures >= this.addressLimit) await this.learnAddressLimit(c, address.window);
+    const pair = await this.store.reserveTokenAttempt(c.pairKey, this.pairLimit, now, windowStart);
+    if (!pair.counted) {
+      await this.store.releaseTokenAttempt(c.addressKey);
+      this.block(c.pairKey, pair.window);
+      return this.waitFor(pair.window, now.getTime());
+    }
+    if (pair.window.failures >= this.pairLimit) this.block(c.pairKey, pair.window);
+    return true;
+  }
+
+  /**
+   * The attempt failed authentication. A counted attempt is already its failure; a trusted pair's
+   * is counted now, and answered 429 (seconds returned) rather than confirmed as a wrong secret
+   * if it went past the pair's limit (attempts of a trusted pair checked together).
+   */
+  async fail(attempt: TokenAttempt): Promise<number> {
+    const c = attempt.caller;
     this.failedHere.set(c.pair, true);
+    attempt.settle?.();
+    if (attempt.counted) return 0;
+    const now = this.clock.now();
+    const windowStart = new Date(now.getTime() - this.windowMs);
+    await this.store.addTokenFailure(c.addressKey, now, windowStart);
+    const pair = await this.store.addTokenFailure(c.pairKey, now, windowStart);
     if (pair.failures >= this.pairLimit) this.block(c.pairKey, pair);
     return pair.failures > this.pairLimit ? this.waitFor(pair, now.getTime()) : 0;
   }
 
   /**
-   * A successful authentication. If a limit was reached meanwhile (here or, for a pair not served
-   * here in the window, anywhere), it is answered 429 like the failures (a correct guess inside a
-   * burst is not confirmed); else the pair's count is cleared and 0 returned. The address's count
-   * stays.
+   * The attempt authenticated. A counted attempt is given back (the pair's count cleared: the
+   * caller held the secret; the address's count less this attempt) and the pair is trusted here
+   * and, through the database, in every process. A trusted pair's success touches the database
+   * only to clear a count it failed here, or to record the pair again every half window.
    */
-  async succeed(clientId: string, ip: string): Promise<number> {
-    const c = this.caller(clientId, ip);
+  async succeed(attempt: TokenAttempt): Promise<void> {
+    const c = attempt.caller;
     const now = this.clock.now().getTime();
-    const wait = this.localWait(c, now);
-    if (wait > 0) return wait;
-    if (this.isTrusted(c.pair, now)) {
-      this.trusted.set(c.pair, now);
-      if (this.failedHere.has(c.pair)) {
-        this.failedHere.delete(c.pair);
+    if (attempt.counted) {
+      try {
         await this.store.clearTokenFailures(c.pairKey);
+        await this.store.releaseTokenAttempt(c.addressKey);
+        this.blocked.delete(c.pairKey);
+        this.failedHere.delete(c.pair);
+        await this.record(c, now);
+      } finally {
+        attempt.settle?.();
       }
-      // recorded again before other processes would forget it, so an address limit reached
-      // elsewhere still lets this client through there
-      if (now - (this.recorded.get(c.pair) ?? 0) >= this.windowMs / 2) await this.record(c, now);
-      return 0;
+      return;
     }
-    // the pair's first success in this process and window: the shared counts decide
-    let check = this.checking.get(c.pair);
-    if (!check) {
-      check = this.firstSuccess(c).finally(() => this.checking.delete(c.pair));
-      this.checking.set(c.pair, check);
+    this.trusted.set(c.pair, now);
+    if (this.failedHere.has(c.pair)) {
+      this.failedHere.delete(c.pair);
+      this.blocked.delete(c.pairKey);
+      await this.store.clearTokenFailures(c.pairKey);
     }
-    return check;
+    // recorded again before other processes would forget it, so an address limit reached
+    // elsewhere still lets this client through there
+    if (now - (this.recorded.get(c.pair) ?? 0) >= this.windowMs / 2) await this.record(c, now);
   }
 
-  private async firstSuccess(c: Caller): Promise<number> {
-    const now = this.clock.now();
-    const found = await this.store.findTokenFailures([c.pairKey, c.addressKey], new Date(now.getTime() - this.windowMs));
-    const pair = found.get(c.pairKey);
-    if (pair && pair.failures >= this.pairLimit) {
-      this.block(c.pairKey, pair);
-      return this.waitFor(pair, now.getTime());
+  /** The attempt ended without a verdict on the secret (a fault): a counted attempt is given back. */
+  async abandon(attempt: TokenAttempt): Promise<void> {
+    try {
+      if (!attempt.counted) return;
+      await this.store.releaseTokenAttempt(attempt.caller.pairKey);
+      await this.store.releaseTokenAttempt(attempt.caller.addressKey);
+    } finally {
+      attempt.settle?.();
     }
-    const address = found.get(c.addressKey);
-    if (address && address.failures >= this.addressLimit) {
-      await this.learnAddressLimit(c, address);
-      if (!this.isTrusted(c.pair, now.getTime())) return this.waitFor(address, now.getTime());
-    }
-    if (pair) await this.store.clearTokenFailures(c.pairKey);
-    this.failedHere.delete(c.pair);
-    await this.record(c, now.getTime());
-    return 0;
   }
 
   private async record(c: Caller, now: number): Promise<void> {

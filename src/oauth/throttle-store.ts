@@ -14,6 +14,14 @@ export interface TokenThrottleStore {
    * window that began at or before `windowStart` is over: the count starts again at 1 from `at`.
    */
   addTokenFailure(key: string, at: Date, windowStart: Date): Promise<FailureWindow>;
+  /**
+   * Counts one attempt under `key` only if its window (as addTokenFailure) holds fewer than
+   * `limit`, in one conditional statement: of attempts at once in any number of processes, at
+   * most `limit` are counted. Whether it was, and the window (after it, or as it stands).
+   */
+  reserveTokenAttempt(key: string, limit: number, at: Date, windowStart: Date): Promise<{ counted: boolean; window: FailureWindow }>;
+  /** Takes back one attempt counted under `key` (it authenticated, or ended in a fault). */
+  releaseTokenAttempt(key: string): Promise<void>;
   /** The keys' live windows (begun after `windowStart`); keys without one are absent. */
   findTokenFailures(keys: string[], windowStart: Date): Promise<Map<string, FailureWindow>>;
   clearTokenFailures(key: string): Promise<void>;

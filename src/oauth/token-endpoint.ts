@@ -50,17 +50,19 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
         return response;
       }
       const presented = presentedCredentials(request.headers.authorization, params);
-      // only failures count (failure-throttle.ts): checked before, counted after authentication
-      const caller = [presented?.clientId ?? '', request.ip] as const;
-      refuseWhileThrottled(throttle.retryAfter(...caller));
+      // only failures count (failure-throttle.ts): a guesser's attempt is counted before its
+      // secret is checked, and given back if it authenticates
+      const attempt = await throttle.begin(presented?.clientId ?? '', request.ip);
+      if (typeof attempt === 'number') throw throttled(attempt);
       let client: AuthenticatedClient;
       try {
         client = await authenticateClient(opts.credentials, presented);
       } catch (err) {
-        if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(...caller));
+        if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(attempt));
+        else await throttle.abandon(attempt);
         throw err;
       }
-      refuseWhileThrottled(await throttle.succeed(...caller));
+      await throttle.succeed(attempt);
       const response = await clientCredentialsGrant(opts.tokens, client, params, opts.audience);
       // only a request that obtained a token counts as a use of the secret
       opts.credentials.recordSecretUse(client.secretId);
@@ -76,9 +78,11 @@ export async function registerTokenEndpoint(app: FastifyInstance, opts: Options)
 
 /** 429 with Retry-After when the guessing throttle says wait (seconds > 0). */
 function refuseWhileThrottled(seconds: number): void {
-  if (seconds > 0) {
-    throw new OAuthError('temporarily_unavailable', `too many failed attempts; retry in ${seconds} seconds`, 429, { 'retry-after': String(seconds) });
-  }
+  if (seconds > 0) throw throttled(seconds);
+}
+
+function throttled(seconds: number): OAuthError {
+  return new OAuthError('temporarily_unavailable', `too many failed attempts; retry in ${seconds} seconds`, 429, { 'retry-after': String(seconds) });
 }
 
 function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyReply, metrics: Metrics) {

@@ -22,6 +22,36 @@ export function tokenThrottleStore(db: Kysely<Database>): TokenThrottleStore {
       return { failures: row.failures, since: new Date(row.window_start) };
     },
 
+    async reserveTokenAttempt(key, limit, at, windowStart) {
+      const over = sql<boolean>`token_failures.window_start <= ${windowStart}`;
+      const row = await db
+        .insertInto('token_failures')
+        .values({ key, failures: 1, window_start: at })
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet({
+              failures: sql`case when ${over} then 1 else token_failures.failures + 1 end`,
+              window_start: sql`case when ${over} then excluded.window_start else token_failures.window_start end`,
+            })
+            .where(sql<boolean>`${over} or token_failures.failures < ${limit}::int`),
+        )
+        .returning(['failures', 'window_start'])
+        .executeTakeFirst();
+      if (row) return { counted: true, window: { failures: row.failures, since: new Date(row.window_start) } };
+      const now = await db.selectFrom('token_failures').select(['failures', 'window_start']).where('key', '=', key).executeTakeFirst();
+      return { counted: false, window: now ? { failures: now.failures, since: new Date(now.window_start) } : { failures: limit, since: at } };
+    },
+
+    async releaseTokenAttempt(key) {
+      await db
+        .updateTable('token_failures')
+        .set({ failures: sql`token_failures.failures - 1` })
+        .where('key', '=', key)
+        .where('failures', '>', 0)
+        .execute();
+    },
+
     async findTokenFailures(keys, windowStart) {
       const rows = await db
         .selectFrom('token_failures')

@@ -16,12 +16,16 @@ import { engines } from '../helpers/engines.js';
 const ATTACKER = '203.0.113.9';
 const ELSEWHERE = '198.51.100.1';
 
-/** one guess as the token endpoint makes it: refused while throttled, else counted when wrong */
+/** one guess as the token endpoint makes it: refused unchecked while throttled, else checked
+ *  (a wrong secret counted, a right one given back) */
 async function guess(throttle: FailureThrottle, clientId: string, ip: string, correct = false): Promise<number> {
-  const wait = throttle.retryAfter(clientId, ip);
-  if (wait > 0) return 429;
-  if (correct) return (await throttle.succeed(clientId, ip)) > 0 ? 429 : 200;
-  return (await throttle.fail(clientId, ip)) > 0 ? 429 : 401;
+  const attempt = await throttle.begin(clientId, ip);
+  if (typeof attempt === 'number') return 429;
+  if (correct) {
+    await throttle.succeed(attempt);
+    return 200;
+  }
+  return (await throttle.fail(attempt)) > 0 ? 429 : 401;
 }
 
 for (const engine of engines()) {
@@ -30,6 +34,9 @@ for (const engine of engines()) {
     let clock: ManualClock;
     const store = () => createStore(db.kysely, clock);
     const throttle = (options: ThrottleOptions) => new FailureThrottle(store().tokenThrottle, clock, options);
+    /** failures counted in all (a success gives back the attempt counted before its check) */
+    const counted = async () =>
+      Number((await sql<{ n: string }>`select coalesce(sum(failures), 0)::text as n from token_failures`.execute(db.kysely)).rows[0]!.n);
     const rows = async () => Number((await sql<{ n: string }>`select count(*)::text as n from token_failures`.execute(db.kysely)).rows[0]!.n);
 
     before(async () => {
@@ -66,22 +73,38 @@ for (const engine of engines()) {
       assert.equal(await guess(t, 'anyone', ELSEWHERE, true), 200, 'other addresses do not');
     });
 
-    it('lets failures that were checked together go past no limit: the extra ones are answered 429', async () => {
+    it('checks at most the allowance of attempts made at once; the others, a right secret among them, are refused unchecked', async () => {
       await fresh();
       const t = throttle({ pairLimit: 10, addressLimit: 25 });
-      // thirty requests pass the check before any of them fails (a parallel burst)
-      for (let i = 0; i < 30; i++) assert.equal(t.retryAfter('target', ATTACKER), 0);
-      const answers = await Promise.all(Array.from({ length: 30 }, async () => ((await t.fail('target', ATTACKER)) > 0 ? 429 : 401)));
-      assert.equal(answers.filter((a) => a === 401).length, 10);
-      // a correct secret that was checked alongside them is not confirmed either
-      assert.ok((await t.succeed('target', ATTACKER)) > 0);
+      // thirty wrong secrets at once (a parallel burst): ten are let through to be checked
+      const answers = await Promise.all(Array.from({ length: 30 }, () => guess(t, 'target', ATTACKER)));
+      assert.deepEqual(
+        [answers.filter((a) => a === 401).length, answers.filter((a) => a === 429).length],
+        [10, 20],
+        'ten checked and answered 401, the others refused unchecked',
+      );
+      // a correct secret sent alongside them is not checked, so not confirmed
+      assert.equal(typeof (await t.begin('target', ATTACKER)), 'number');
       // a burst of junk ids stops adding pair rows once the address is past its limit
       const other = '192.0.2.200';
-      const burst = Array.from({ length: 100 }, (_, i) => `burst-${i}`);
-      for (const id of burst) assert.equal(t.retryAfter(id, other), 0);
       const before = await rows();
-      await Promise.all(burst.map((id) => t.fail(id, other)));
+      const burst = await Promise.all(Array.from({ length: 100 }, (_, i) => guess(t, `burst-${i}`, other)));
+      assert.equal(burst.filter((a) => a === 401).length, 25, 'the address allows 25');
       assert.equal((await rows()) - before, 1 + 25, 'the address row and 25 pairs');
+    });
+
+    it('a trusted pair is checked first and its failures counted after; past its limit they are answered 429', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 3, addressLimit: 100 });
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200);
+      const attempts = await Promise.all(Array.from({ length: 6 }, () => t.begin('own', ATTACKER)));
+      assert.ok(
+        attempts.every((a) => typeof a !== 'number' && !a.counted),
+        'no database on the trusted path',
+      );
+      const answers = await Promise.all(attempts.map(async (a) => ((await t.fail(a as Exclude<typeof a, number>)) > 0 ? 429 : 401)));
+      assert.deepEqual(answers.sort(), [401, 401, 401, 429, 429, 429]);
+      assert.equal(await guess(t, 'own', ATTACKER, true), 429, 'then refused before checking');
     });
 
     it('is exact across processes: failures spread over two count once, and a limit reached in one holds in the other', async () => {
@@ -97,9 +120,9 @@ for (const engine of engines()) {
       const c = throttle({ pairLimit: 10, addressLimit: 30 });
       assert.equal(await guess(c, 'target', ATTACKER, true), 429);
       assert.ok(c.retryAfter('target', ATTACKER) > 0, 'and it now refuses before authenticating');
-      // the address limit too: it has counted 11 failures (the 11th was answered 429 in a, which
-      // had not yet heard of the pair's limit; then both refused before counting)
-      for (let i = 0; i < 19; i++) assert.equal(await guess(i % 2 ? a : b, `junk-${i}`, ATTACKER), 401, `junk ${i}`);
+      // the address limit too: it has counted 10 failures (the attempts refused by the pair's limit
+      // were given back to the address)
+      for (let i = 0; i < 20; i++) assert.equal(await guess(i % 2 ? a : b, `junk-${i}`, ATTACKER), 401, `junk ${i}`);
       assert.equal(await guess(a, 'junk-x', ATTACKER), 429, 'past 30 failures of the address, in one process');
       assert.equal(await guess(b, 'junk-y', ATTACKER), 429, 'and in the other');
       assert.equal(await guess(c, 'newcomer', ATTACKER, true), 429, 'and for a correct secret in a third');
@@ -122,7 +145,7 @@ for (const engine of engines()) {
       await fresh();
       const t = throttle({ pairLimit: 3, addressLimit: 5 });
       for (let i = 0; i < 300; i++) assert.equal(await guess(t, 'busy-client', ATTACKER, true), 200);
-      assert.equal(await rows(), 0, 'successes count nothing');
+      assert.equal(await counted(), 0, 'successes count nothing');
       assert.equal(await guess(t, 'own', ATTACKER), 401);
       assert.equal(await guess(t, 'own', ATTACKER), 401);
       assert.equal(await guess(t, 'own', ATTACKER, true), 200);
@@ -142,23 +165,23 @@ for (const engine of engines()) {
     it('answers Retry-After as the seconds left of the window that began with the first failure', async () => {
       await fresh();
       const t = throttle({ pairLimit: 2 });
-      await t.fail('c', ATTACKER);
+      assert.equal(await guess(t, 'c', ATTACKER), 401);
       clock.advance(60_000);
-      await t.fail('c', ATTACKER);
+      assert.equal(await guess(t, 'c', ATTACKER), 401);
       assert.equal(t.retryAfter('c', ATTACKER), 240);
       clock.advance(239_500);
       assert.equal(t.retryAfter('c', ATTACKER), 1);
       clock.advance(500);
       assert.equal(t.retryAfter('c', ATTACKER), 0);
       // the next failure starts a new window at 1
-      assert.equal(await t.fail('c', ATTACKER), 0);
+      assert.equal(await guess(t, 'c', ATTACKER), 401);
     });
 
     it('counts client ids that cannot exist under one key, so their length costs no storage', async () => {
       await fresh();
       const t = throttle({ pairLimit: 2, addressLimit: 1000 });
-      await t.fail('x'.repeat(100_000), ATTACKER);
-      await t.fail('y\u0000', ATTACKER);
+      await guess(t, 'x'.repeat(100_000), ATTACKER);
+      await guess(t, 'y\u0000', ATTACKER);
       const keys = (await sql<{ key: string }>`select key from token_failures order by key`.execute(db.kysely)).rows.map((r) => r.key);
       assert.deepEqual(keys, [`address:${ATTACKER}`, `pair: ${ATTACKER}`]);
       assert.ok(t.retryAfter('', ATTACKER) > 0);

@@ -52,6 +52,29 @@ for (const engine of engines()) {
       }
     });
 
+    it('50 wrong secrets at once for one client from one address: 10 are checked, the other 40 refused unchecked', async () => {
+      const target = await createClient(t, await t.rootToken(), 'burst-target');
+      const credentials = t.service.services.credentials;
+      let checked = 0;
+      const authenticate = credentials.authenticate.bind(credentials);
+      credentials.authenticate = async (...args: Parameters<typeof credentials.authenticate>) => {
+        if (args[0] === target.clientId) checked++;
+        return authenticate(...args);
+      };
+      try {
+        const responses = await Promise.all(Array.from({ length: 50 }, () => tokenRequest(t, target.clientId, wrongSecret(target), '198.51.100.60')));
+        assert.deepEqual(statuses(responses), { 401: PAIR_LIMIT, 429: 50 - PAIR_LIMIT });
+        assert.equal(checked, PAIR_LIMIT, 'no more secrets checked than the allowance');
+        // the right secret is not checked either, from there, until the window ends
+        assert.equal((await tokenRequest(t, target.clientId, target.secret, '198.51.100.60')).status, 429);
+        assert.equal(checked, PAIR_LIMIT);
+        // and from elsewhere it works
+        assert.equal((await tokenRequest(t, target.clientId, target.secret, '198.51.100.61')).status, 200);
+      } finally {
+        delete (credentials as { authenticate?: unknown }).authenticate;
+      }
+    });
+
     it('keeps a throttled client throttled while junk client ids from the same address throttle that address', async () => {
       const start = t.clock.now();
       try {
