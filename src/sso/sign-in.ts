@@ -10,6 +10,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { isCanonicalUuid } from '../ids.js';
 import type { Session } from '../sessions/model.js';
 import type { IssuedSession, SessionService } from '../sessions/service.js';
 import type { TenantStore } from '../tenants/store.js';
@@ -213,14 +214,14 @@ export class SsoSignInService {
 
   /** This service's SP metadata for a connection (any status but deleted). */
   async metadata(connectionId: string): Promise<string> {
-    const connection = await this.store.sso.findConnection(connectionId);
+    const connection = await this.find(connectionId);
     if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
     return spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
   }
 
   /** The connection if it can sign anyone in now; else a refusal that says why. */
   private async usable(connectionId: string): Promise<SsoConnection> {
-    const connection = /^[0-9a-f-]{36}$/.test(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
+    const connection = await this.find(connectionId);
     if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
     if (connection.status !== 'Testing' && connection.status !== 'Enabled') throw new SsoRefusal(NOT_AVAILABLE, 403);
     const tenant = await this.store.tenants.findTenant(connection.tenantId);
@@ -240,6 +241,12 @@ export class SsoSignInService {
       );
     }
     return connection;
+  }
+
+  /** The connection with this id from a URL: anything but a UUID as this service writes them is
+   *  no connection (never handed to the database, whose uuid type would call it an error). */
+  private async find(connectionId: string): Promise<SsoConnection | undefined> {
+    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
   }
 
   private sp(connection: SsoConnection, requestId?: string) {
