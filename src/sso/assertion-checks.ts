@@ -29,15 +29,23 @@ import { verifiedXml } from './signature.js';
 
 /** A SAMLResponse form field longer than this (base64 characters) is refused unread. An Entra ID
  *  response at its ceiling of 150 groups, signed twice with the certificate in each signature,
- *  is 32 KB of base64 (test/sso/saml-limits.test.ts builds one); 128 KiB is four times that, room
- *  for IdPs that send group names (Okta sets no limit): about 1,000 names of 40 characters. */
+ *  is 32 KB of base64 (test/sso/saml-acs-limits.test.ts builds one); 128 KiB is four times that,
+ *  room for IdPs that send more groups or their names (Okta sets no limit). */
 export const MAX_SAML_RESPONSE_BASE64 = 128 * 1024;
 /** Elements nested deeper than this are refused before parsing. A real response reaches 8
  *  (Response > Assertion > Signature > SignedInfo > Reference > Transforms > Transform >
  *  InclusiveNamespaces); 64 leaves room for Advice and structured attribute values. */
 export const MAX_XML_DEPTH = 64;
-/** More elements than this are refused before parsing: the 150-group Entra ID response has 215. */
-export const MAX_XML_ELEMENTS = 5_000;
+/** More elements and attributes (namespace declarations included) than this, counted together,
+ *  are refused before parsing. Checking a signature walks the whole document with xpath (node-saml
+ *  and xml-crypto look the signed element up by ID), at about 15 µs of CPU a node on this project's
+ *  machines, whatever the signature turns out to be: this bounds what any post can cost (about
+ *  60 ms). The 150-group Entra ID response has 215 elements and 217 attributes; the longest
+ *  group list 128 KiB holds (about 870 ids, each an element with an xsi:type) about 1,900. */
+export const MAX_XML_NODES = 4_000;
+/** More attributes (namespace declarations included) on one element are refused before parsing:
+ *  a SAML element has about 10 at most. */
+export const MAX_XML_ATTRIBUTES = 32;
 
 const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
 const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
@@ -50,7 +58,8 @@ export type SamlRefusal =
   | 'not-base64'
   | 'doctype'
   | 'too-deep'
-  | 'too-many-elements'
+  | 'too-many-nodes'
+  | 'too-many-attributes'
   | 'malformed'
   | 'not-a-response'
   | 'assertion-count'
@@ -101,8 +110,9 @@ export interface ScreenedResponse {
 /**
  * Refuses, before any XML parser sees it, a SAMLResponse field that is too long (item 85), not
  * base64, not UTF-8, declares a DOCTYPE or an entity (item 76), or nests elements deeper than
- * MAX_XML_DEPTH or holds more than MAX_XML_ELEMENTS (a cheap scan of the text: parsing such a
- * document is what costs); then, parsed, one that is not one well-formed Response element alone at
+ * MAX_XML_DEPTH, holds more than MAX_XML_NODES elements and attributes, or more than
+ * MAX_XML_ATTRIBUTES attributes on one element
+ * (a cheap scan of the text: parsing and verifying such a document is what costs); then, parsed, one that is not one well-formed Response element alone at
  * the top (two roots: item 75), holds other than exactly one Assertion or EncryptedAssertion
  * anywhere, nested ones included (wrapping: item 72), or repeats an ID.
  */
@@ -148,14 +158,15 @@ export function screenSamlResponse(samlResponse: string): ScreenedResponse {
 
 /**
  * The cheap scan of screenSamlResponse: one pass over the text, before any parser, refusing
- * elements nested deeper than MAX_XML_DEPTH, more than MAX_XML_ELEMENTS elements, and an end tag
+ * elements nested deeper than MAX_XML_DEPTH, more than MAX_XML_NODES elements and attributes,
+ * more than MAX_XML_ATTRIBUTES attributes on one element, and an end tag
  * that does not close the element open (which xmldom would skip, nesting what follows deeper than
  * this scan counted). Comments, CDATA sections and processing instructions are stepped over;
  * anything else malformed is left to the parser.
  */
 function scanMarkup(xml: string): void {
   const open: string[] = [];
-  let elements = 0;
+  let nodes = 0;
   let at = xml.indexOf('<');
   while (at !== -1) {
     let end: number;
@@ -168,18 +179,23 @@ function scanMarkup(xml: string): void {
       const name = xml.slice(at + 2, end - 1).trimEnd();
       if (open.pop() !== name) throw new SamlResponseRefused('malformed', `end tag </${name.slice(0, 64)}> closes no open element`);
     } else {
-      // a start tag: up to the first '>' outside a quoted attribute value
+      // a start tag: up to the first '>' outside a quoted attribute value; an '=' outside one is an attribute
       let quote = '';
+      let attributes = 0;
       for (end = at + 1; end < xml.length; end++) {
         const c = xml[end];
         if (quote) {
           if (c === quote) quote = '';
         } else if (c === '"' || c === "'") quote = c;
+        else if (c === '=') attributes++;
         else if (c === '>') break;
       }
       if (end === xml.length) throw new SamlResponseRefused('malformed', 'a start tag is not closed');
       end++;
-      if (++elements > MAX_XML_ELEMENTS) throw new SamlResponseRefused('too-many-elements', `more than ${MAX_XML_ELEMENTS} elements`);
+      if (attributes > MAX_XML_ATTRIBUTES)
+        throw new SamlResponseRefused('too-many-attributes', `an element with more than ${MAX_XML_ATTRIBUTES} attributes`);
+      nodes += 1 + attributes;
+      if (nodes > MAX_XML_NODES) throw new SamlResponseRefused('too-many-nodes', `more than ${MAX_XML_NODES} elements and attributes`);
       if (open.length + 1 > MAX_XML_DEPTH) throw new SamlResponseRefused('too-deep', `elements nested deeper than ${MAX_XML_DEPTH}`);
       if (xml[end - 2] !== '/') open.push(/^<([^\s/>]*)/.exec(xml.slice(at, at + 256))![1]!);
     }

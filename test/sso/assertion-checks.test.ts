@@ -9,7 +9,8 @@ import {
   type ExpectedAssertion,
   MAX_SAML_RESPONSE_BASE64,
   MAX_XML_DEPTH,
-  MAX_XML_ELEMENTS,
+  MAX_XML_ATTRIBUTES,
+  MAX_XML_NODES,
   type SamlRefusal,
   checkAssertion,
   screenSamlResponse,
@@ -188,16 +189,51 @@ describe('screenSamlResponse', () => {
     );
   });
 
-  test('refuses more elements than a response ever holds, before parsing', () => {
-    const flat = (count: number) => b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID>${'<v/>'.repeat(count)}` }) }));
-    // the response() and assertion() around them hold 10 elements
+  test('refuses more elements and attributes than a response ever holds, before parsing', () => {
+    // the response() and assertion() around them: 10 elements and 13 attributes (namespace
+    // declarations included); then the <v/> elements and one <w> with its attributes
+    const around = 23;
+    const flat = (elements: number, attributes = 0) =>
+      b64(
+        response({
+          inner: assertion({
+            nameId: `<saml:NameID>a</saml:NameID>${'<v/>'.repeat(elements)}<w${Array.from({ length: attributes }, (_, i) => ` a${i}=""`).join('')}/>`,
+          }),
+        }),
+      );
     assert.equal(
-      refusal(() => screenSamlResponse(flat(MAX_XML_ELEMENTS - 10))),
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1))),
       'accepted',
     );
     assert.equal(
-      refusal(() => screenSamlResponse(flat(MAX_XML_ELEMENTS - 9))),
-      'too-many-elements',
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around))),
+      'too-many-nodes',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1 - 3, 3))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1 - 2, 3))),
+      'too-many-nodes',
+      'attributes count',
+    );
+  });
+
+  test('refuses an element with more attributes than any SAML element has, before parsing', () => {
+    const element = (attributes: number) =>
+      b64(
+        response({
+          inner: assertion({ nameId: `<saml:NameID>a</saml:NameID><w${Array.from({ length: attributes }, (_, i) => ` a${i}=">="`).join('')}/>` }),
+        }),
+      );
+    assert.equal(
+      refusal(() => screenSamlResponse(element(MAX_XML_ATTRIBUTES))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(element(MAX_XML_ATTRIBUTES + 1))),
+      'too-many-attributes',
     );
   });
 });
