@@ -34,18 +34,25 @@ import { verifiedXml } from './signature.js';
 export const MAX_SAML_RESPONSE_BASE64 = 128 * 1024;
 /** Elements nested deeper than this are refused before parsing. A real response reaches 8
  *  (Response > Assertion > Signature > SignedInfo > Reference > Transforms > Transform >
- *  InclusiveNamespaces); 64 leaves room for Advice and structured attribute values. */
-export const MAX_XML_DEPTH = 64;
+ *  InclusiveNamespaces); 32 leaves room for Advice and structured attribute values. The parse
+ *  itself is not the only cost: xpath, checking a signature, walks up every node's ancestors. */
+export const MAX_XML_DEPTH = 32;
 /** More elements and attributes (namespace declarations included) than this, counted together,
  *  are refused before parsing. Checking a signature walks the whole document with xpath (node-saml
- *  and xml-crypto look the signed element up by ID), at about 15 µs of CPU a node on this project's
- *  machines, whatever the signature turns out to be: this bounds what any post can cost (about
- *  60 ms). The 150-group Entra ID response has 215 elements and 217 attributes; the longest
- *  group list 128 KiB holds (about 870 ids, each an element with an xsi:type) about 1,900. */
-export const MAX_XML_NODES = 4_000;
+ *  and xml-crypto look the signed element up by ID), at about 20 µs of CPU a node on this
+ *  project's machines, whatever the signature turns out to be: with MAX_XML_CHILDREN and
+ *  MAX_XML_DEPTH this bounds what a forged post costs to about 100 ms in the worst shapes measured
+ *  (docs/sso.md). The 150-group Entra ID response has 215 elements and
+ *  217 attributes; the longest group list 128 KiB holds (about 870 ids, each an element with an
+ *  xsi:type) about 1,900. */
+export const MAX_XML_NODES = 2_500;
 /** More attributes (namespace declarations included) on one element are refused before parsing:
  *  a SAML element has about 10 at most. */
 export const MAX_XML_ATTRIBUTES = 32;
+/** More child elements of one element are refused before parsing: xpath sorts siblings by walking
+ *  them, so their cost grows with the square of their number (2,500 under one element: 140 ms).
+ *  The longest list in a real response is a group attribute's values: about 870 fit in 128 KiB. */
+export const MAX_XML_CHILDREN = 1_000;
 
 const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
 const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
@@ -60,6 +67,7 @@ export type SamlRefusal =
   | 'too-deep'
   | 'too-many-nodes'
   | 'too-many-attributes'
+  | 'too-many-children'
   | 'malformed'
   | 'not-a-response'
   | 'assertion-count'
@@ -111,7 +119,7 @@ export interface ScreenedResponse {
  * Refuses, before any XML parser sees it, a SAMLResponse field that is too long (item 85), not
  * base64, not UTF-8, declares a DOCTYPE or an entity (item 76), or nests elements deeper than
  * MAX_XML_DEPTH, holds more than MAX_XML_NODES elements and attributes, or more than
- * MAX_XML_ATTRIBUTES attributes on one element
+ * MAX_XML_ATTRIBUTES attributes or MAX_XML_CHILDREN child elements on one element
  * (a cheap scan of the text: parsing and verifying such a document is what costs); then, parsed, one that is not one well-formed Response element alone at
  * the top (two roots: item 75), holds other than exactly one Assertion or EncryptedAssertion
  * anywhere, nested ones included (wrapping: item 72), or repeats an ID.
@@ -159,13 +167,16 @@ export function screenSamlResponse(samlResponse: string): ScreenedResponse {
 /**
  * The cheap scan of screenSamlResponse: one pass over the text, before any parser, refusing
  * elements nested deeper than MAX_XML_DEPTH, more than MAX_XML_NODES elements and attributes,
- * more than MAX_XML_ATTRIBUTES attributes on one element, and an end tag
+ * more than MAX_XML_ATTRIBUTES attributes or MAX_XML_CHILDREN child elements on one element, and
+ * an end tag
  * that does not close the element open (which xmldom would skip, nesting what follows deeper than
  * this scan counted). Comments, CDATA sections and processing instructions are stepped over;
  * anything else malformed is left to the parser.
  */
 function scanMarkup(xml: string): void {
   const open: string[] = [];
+  // the child elements met so far of each open element, and of the document (index 0)
+  const childCounts = [0];
   let nodes = 0;
   let at = xml.indexOf('<');
   while (at !== -1) {
@@ -178,6 +189,7 @@ function scanMarkup(xml: string): void {
       end = closing(xml, '>', at + 2);
       const name = xml.slice(at + 2, end - 1).trimEnd();
       if (open.pop() !== name) throw new SamlResponseRefused('malformed', `end tag </${name.slice(0, 64)}> closes no open element`);
+      childCounts.pop();
     } else {
       // a start tag: up to the first '>' outside a quoted attribute value; an '=' outside one is an attribute
       let quote = '';
@@ -197,7 +209,12 @@ function scanMarkup(xml: string): void {
       nodes += 1 + attributes;
       if (nodes > MAX_XML_NODES) throw new SamlResponseRefused('too-many-nodes', `more than ${MAX_XML_NODES} elements and attributes`);
       if (open.length + 1 > MAX_XML_DEPTH) throw new SamlResponseRefused('too-deep', `elements nested deeper than ${MAX_XML_DEPTH}`);
-      if (xml[end - 2] !== '/') open.push(/^<([^\s/>]*)/.exec(xml.slice(at, at + 256))![1]!);
+      if (++childCounts[open.length]! > MAX_XML_CHILDREN)
+        throw new SamlResponseRefused('too-many-children', `an element with more than ${MAX_XML_CHILDREN} child elements`);
+      if (xml[end - 2] !== '/') {
+        open.push(/^<([^\s/>]*)/.exec(xml.slice(at, at + 256))![1]!);
+        childCounts.push(0);
+      }
     }
     at = xml.indexOf('<', end);
   }

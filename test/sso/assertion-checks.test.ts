@@ -10,6 +10,7 @@ import {
   MAX_SAML_RESPONSE_BASE64,
   MAX_XML_DEPTH,
   MAX_XML_ATTRIBUTES,
+  MAX_XML_CHILDREN,
   MAX_XML_NODES,
   type SamlRefusal,
   checkAssertion,
@@ -193,11 +194,14 @@ describe('screenSamlResponse', () => {
     // the response() and assertion() around them: 10 elements and 13 attributes (namespace
     // declarations included); then the <v/> elements and one <w> with its attributes
     const around = 23;
+    // `elements` elements in groups of 100 (a <g> and 99 <v/> in it), under the limit of children
+    const grouped = (elements: number) =>
+      Array.from({ length: Math.ceil(elements / 100) }, (_, i) => `<g>${'<v/>'.repeat(Math.min(100, elements - i * 100) - 1)}</g>`).join('');
     const flat = (elements: number, attributes = 0) =>
       b64(
         response({
           inner: assertion({
-            nameId: `<saml:NameID>a</saml:NameID>${'<v/>'.repeat(elements)}<w${Array.from({ length: attributes }, (_, i) => ` a${i}=""`).join('')}/>`,
+            nameId: `<saml:NameID>a</saml:NameID>${grouped(elements)}<w${Array.from({ length: attributes }, (_, i) => ` a${i}=""`).join('')}/>`,
           }),
         }),
       );
@@ -217,6 +221,18 @@ describe('screenSamlResponse', () => {
       refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1 - 2, 3))),
       'too-many-nodes',
       'attributes count',
+    );
+  });
+
+  test('refuses an element with more child elements than any SAML element has, before parsing', () => {
+    const children = (count: number) => b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID><x>${'<v/>'.repeat(count)}</x>` }) }));
+    assert.equal(
+      refusal(() => screenSamlResponse(children(MAX_XML_CHILDREN))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(children(MAX_XML_CHILDREN + 1))),
+      'too-many-children',
     );
   });
 
