@@ -133,8 +133,15 @@ export class SsoSignInService {
     try {
       return await this.accept(connection, samlResponse, signed, now);
     } catch (err) {
-      // outside the sign-in's transaction, which a refusal rolled back
-      await this.store.sso.useAssertion(connection.id, signed.assertionId, signed.rememberUntil);
+      // outside the sign-in's transaction, which a refusal rolled back. Should the record fail,
+      // that fault is what the caller sees (a 500, logged): a refusal that left the assertion
+      // usable must not pass for a plain one.
+      try {
+        await this.store.sso.useAssertion(connection.id, signed.assertionId, signed.rememberUntil);
+      } catch (recordFault) {
+        const why = err instanceof SsoRefusal ? (err.reason ?? err.message) : String(err);
+        throw new Error(`recording refused SAML assertion ${signed.assertionId} as used failed (refused for: ${why})`, { cause: recordFault });
+      }
       throw err;
     }
   }
