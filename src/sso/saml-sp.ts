@@ -57,7 +57,12 @@ export function serviceProvider(
     // from the bytes that signature covers
     wantAssertionsSigned: false,
     wantAuthnResponseSigned: false,
-    validateInResponseTo: ValidateInResponseTo.always,
+    // node-saml reads the Response's InResponseTo before it verifies any signature, from a
+    // Response that is unsigned when only the assertion is: the service reads it from signed
+    // content itself (assertion-checks.ts) and requires one. node-saml still checks the Response's
+    // when there is one ('ifPresent'), as a second opinion; 'always' would also refuse a Response
+    // that leaves it to the assertion's SubjectConfirmationData, where the profile requires it.
+    validateInResponseTo: ValidateInResponseTo.ifPresent,
     requestIdExpirationPeriodMs: REQUEST_TTL_MS,
     cacheProvider: requestCache(sso, connection.id, now),
     acceptedClockSkewMs: CLOCK_SKEW_MS,

@@ -10,6 +10,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { isCanonicalUuid } from '../ids.js';
 import type { Session } from '../sessions/model.js';
 import type { IssuedSession, SessionService } from '../sessions/service.js';
 import type { TenantStore } from '../tenants/store.js';
@@ -17,7 +18,14 @@ import type { Transactional } from '../transaction.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
 import type { Profile } from '@node-saml/node-saml';
-import { checkAssertion, SamlResponseRefused, screenSamlResponse } from './assertion-checks.js';
+import {
+  checkAssertion,
+  MAX_SAML_RESPONSE_BASE64,
+  SamlResponseRefused,
+  type SignedResponse,
+  screenSamlResponse,
+  verifySignature,
+} from './assertion-checks.js';
 import { configured, domainOf, type SsoConnection, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
 import { spParameters } from './service.js';
@@ -48,6 +56,13 @@ export class SsoRefusal extends Error {
 
 /** A response refused for what it is: the person is told only that it could not be accepted. */
 const rejected = (reason: string) => new SsoRefusal(REJECTED, 400, reason);
+
+/** The words for a response larger than the service reads (MAX_SAML_RESPONSE_BASE64, or the
+ *  ACS's request body limit): what the limit is, and what an administrator can do about it. */
+export function tooLargeMessage(limitKiB: number): string {
+  return `The identity provider's answer is larger than the ${limitKiB} KiB this service accepts. Ask your administrator to have the identity provider send fewer attributes (for example only the groups this service needs).`;
+}
+const tooLarge = (reason: string) => new SsoRefusal(tooLargeMessage(MAX_SAML_RESPONSE_BASE64 / 1024), 413, reason);
 
 const NOT_AVAILABLE = 'Single sign-on through this connection is not available. Ask your administrator, or sign in with your password.';
 const REJECTED = "The identity provider's answer could not be accepted. Start the sign-in again; if it keeps failing, tell your administrator.";
@@ -100,33 +115,57 @@ export class SsoSignInService {
   /**
    * The ACS: verifies the IdP's response and records who it signs in; answers the ticket the
    * browser brings to /sso/saml/finish. Refusals are SsoRefusal with words for the person.
+   *
+   * Once a signature by the connection's certificate has verified, the assertion is genuine: a
+   * refusal for any later reason (no request or someone else's, a wrong envelope, a person not
+   * admitted) records its ID as used, so that it can never be accepted later, in another
+   * envelope. Nothing is recorded for a response without a valid signature: made-up XML cannot
+   * use up the IDs of genuine assertions.
    */
   async acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
     if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
+    const samlResponse = form.SAMLResponse;
     const connection = await this.usable(connectionId);
-    const screened = refusedAs(() => screenSamlResponse(form.SAMLResponse as string));
+    const screened = refusedAs(() => screenSamlResponse(samlResponse));
     const now = this.clock.now();
+    const certificates = usableCertificates(connection, now).map((c) => c.pem);
+    const signed = refusedAs(() => verifySignature(screened, certificates, { now, clockSkewMs: CLOCK_SKEW_MS }));
+    try {
+      return await this.accept(connection, samlResponse, signed, now);
+    } catch (err) {
+      // outside the sign-in's transaction, which a refusal rolled back. Should the record fail,
+      // that fault is what the caller sees (a 500, logged): a refusal that left the assertion
+      // usable must not pass for a plain one.
+      try {
+        await this.store.sso.useAssertion(connection.id, signed.assertionId, signed.rememberUntil);
+      } catch (recordFault) {
+        const why = err instanceof SsoRefusal ? (err.reason ?? err.message) : String(err);
+        throw new Error(`recording refused SAML assertion ${signed.assertionId} as used failed (refused for: ${why})`, { cause: recordFault });
+      }
+      throw err;
+    }
+  }
+
+  /** The rest of the ACS, on a response whose signature verified (see acs). */
+  private async accept(connection: SsoConnection, samlResponse: string, signed: SignedResponse, now: Date): Promise<string> {
     const sp = spParameters(this.settings.baseUrl, connection.id);
     let profile: Profile | null;
     try {
-      ({ profile } = await this.sp(connection).validatePostResponseAsync({ SAMLResponse: form.SAMLResponse }));
+      ({ profile } = await this.sp(connection).validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (err) {
       throw rejected(`node-saml: ${(err as Error).message}`);
     }
-    const inResponseTo = typeof profile?.inResponseTo === 'string' ? profile.inResponseTo : '';
-    if (!profile || !inResponseTo) throw rejected('no profile or no InResponseTo');
-    // what node-saml leaves to the service provider, read from the assertion its signature covered
-    const verified = profile.getAssertionXml?.();
-    if (!verified) throw rejected('node-saml returned no verified assertion');
+    if (!profile) throw rejected('node-saml returned no profile');
+    // what node-saml leaves to the service provider, read from what the signatures cover
     const accepted = refusedAs(() =>
-      checkAssertion(screened, verified, {
+      checkAssertion(signed.envelope, signed.assertionXml, {
         acsUrl: sp.postBackURL,
         idpEntityId: connection.idpEntityId ?? undefined,
         now,
         clockSkewMs: CLOCK_SKEW_MS,
       }),
     );
-    const request = await this.store.sso.findOpenSamlRequest(connection.id, inResponseTo, now);
+    const request = await this.store.sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
     if (!request) throw rejected('the request it answers is not open');
     const nameId = accepted.nameId;
 
@@ -182,14 +221,14 @@ export class SsoSignInService {
 
   /** This service's SP metadata for a connection (any status but deleted). */
   async metadata(connectionId: string): Promise<string> {
-    const connection = await this.store.sso.findConnection(connectionId);
+    const connection = await this.find(connectionId);
     if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
     return spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
   }
 
   /** The connection if it can sign anyone in now; else a refusal that says why. */
   private async usable(connectionId: string): Promise<SsoConnection> {
-    const connection = /^[0-9a-f-]{36}$/.test(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
+    const connection = await this.find(connectionId);
     if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
     if (connection.status !== 'Testing' && connection.status !== 'Enabled') throw new SsoRefusal(NOT_AVAILABLE, 403);
     const tenant = await this.store.tenants.findTenant(connection.tenantId);
@@ -209,6 +248,12 @@ export class SsoSignInService {
       );
     }
     return connection;
+  }
+
+  /** The connection with this id from a URL: anything but a UUID as this service writes them is
+   *  no connection (never handed to the database, whose uuid type would call it an error). */
+  private async find(connectionId: string): Promise<SsoConnection | undefined> {
+    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
   }
 
   private sp(connection: SsoConnection, requestId?: string) {
@@ -292,8 +337,9 @@ function refusedAs<T>(check: () => T): T {
   try {
     return check();
   } catch (err) {
-    if (err instanceof SamlResponseRefused) throw rejected(`${err.reason}: ${err.message}`);
-    throw err;
+    if (!(err instanceof SamlResponseRefused)) throw err;
+    if (err.reason === 'too-large') throw tooLarge(`${err.reason}: ${err.message}`);
+    throw rejected(`${err.reason}: ${err.message}`);
   }
 }
 

@@ -1,11 +1,17 @@
 // src/sso/assertion-checks.ts on hand-made XML: the refusals the test IdP's attacks do not reach
 // (test/sso/saml-idp-harness.test.ts covers those end to end, signatures included). No signature
-// is needed here: checkAssertion is handed XML node-saml has already verified.
+// is needed here: checkAssertion is handed what verifySignature answers, an envelope and the
+// assertion as a signature covered it, which these tests make by hand.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  type Envelope,
   type ExpectedAssertion,
   MAX_SAML_RESPONSE_BASE64,
+  MAX_XML_DEPTH,
+  MAX_XML_ATTRIBUTES,
+  MAX_XML_CHILDREN,
+  MAX_XML_NODES,
   type SamlRefusal,
   checkAssertion,
   screenSamlResponse,
@@ -17,8 +23,9 @@ const NOW = new Date('2026-11-23T12:00:00Z');
 const EXPECTED: ExpectedAssertion = { acsUrl: ACS, idpEntityId: IDP, now: NOW, clockSkewMs: 60_000 };
 const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
+const REQUEST = '_req1';
 
-function confirmation(attrs = `Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:05:00Z"`, method = BEARER): string {
+function confirmation(attrs = `Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:05:00Z" InResponseTo="${REQUEST}"`, method = BEARER): string {
   return `<saml:SubjectConfirmation Method="${method}"><saml:SubjectConfirmationData ${attrs}/></saml:SubjectConfirmation>`;
 }
 
@@ -44,14 +51,15 @@ function refusal(run: () => unknown): SamlRefusal | 'accepted' {
 }
 
 describe('screenSamlResponse', () => {
-  test('reads the envelope of a sound response; takes base64 wrapped in lines', () => {
+  test('reads the envelope of a sound response, as unsigned; takes base64 wrapped in lines', () => {
     const encoded = b64(response()).replace(/(.{76})/g, '$1\r\n');
     const screened = screenSamlResponse(encoded);
-    assert.deepEqual({ ...screened, xml: undefined }, { xml: undefined, destination: ACS, issuer: IDP, statusCode: SUCCESS });
+    assert.deepEqual(screened.envelope, { signed: false, inResponseTo: undefined, destination: ACS, issuer: IDP, statusCode: SUCCESS });
     assert.equal(screened.xml, response());
   });
 
-  test('refuses a field over 256 KiB unread', () => {
+  test('refuses a field over 128 KiB unread', () => {
+    assert.equal(MAX_SAML_RESPONSE_BASE64, 128 * 1024);
     assert.equal(
       refusal(() => screenSamlResponse('A'.repeat(MAX_SAML_RESPONSE_BASE64 + 4))),
       'too-large',
@@ -141,27 +149,126 @@ describe('screenSamlResponse', () => {
     );
   });
 
-  test('refuses a deeply nested document without overflowing the stack', () => {
-    const deep = `${'<x>'.repeat(20_000)}${'</x>'.repeat(20_000)}`;
+  test('refuses deep nesting before parsing; takes the deepest a limit allows', () => {
+    // Response > Assertion > Subject > the nesting: MAX_XML_DEPTH elements deep in all
+    const nested = (levels: number) => `${'<x>'.repeat(levels)}${'</x>'.repeat(levels)}`;
+    const within = (levels: number, tail = '') =>
+      b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID>${nested(levels)}${tail}` }) }));
     assert.equal(
-      refusal(() => screenSamlResponse(b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID>${deep}` }) })))),
+      refusal(() => screenSamlResponse(within(MAX_XML_DEPTH - 3))),
       'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(within(MAX_XML_DEPTH - 2))),
+      'too-deep',
+    );
+    // 20,000 deep and never closed: refused as deep, so before any parser ran (a parser would
+    // have called it malformed, after nesting 20,000 elements)
+    const unclosed = b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID>${'<x>'.repeat(20_000)}` }) }));
+    assert.equal(
+      refusal(() => screenSamlResponse(unclosed)),
+      'too-deep',
+    );
+    // a self-closing element is a level too; comments, CDATA and quoted '>' are not markup
+    assert.equal(
+      refusal(() => screenSamlResponse(within(MAX_XML_DEPTH - 3, '<y/>'))),
+      'accepted',
+    );
+    const tricky = `<!-- <x><x><x> --><![CDATA[<x><x>]]><?pi <x> ?><x a="<>" b='>'/>`;
+    assert.equal(
+      refusal(() => screenSamlResponse(within(MAX_XML_DEPTH - 4, tricky))),
+      'accepted',
+    );
+  });
+
+  test('refuses an end tag that closes no open element before parsing (xmldom would skip it and nest deeper)', () => {
+    // each </z> would be skipped by xmldom, so 100 <a> would nest 100 deep while a count by tags said 1
+    const skipped = '<a></z>'.repeat(100) + '</a>'.repeat(100);
+    assert.equal(
+      refusal(() => screenSamlResponse(b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID>${skipped}` }) })))),
+      'malformed',
+    );
+  });
+
+  test('refuses more elements and attributes than a response ever holds, before parsing', () => {
+    // the response() and assertion() around them: 10 elements and 13 attributes (namespace
+    // declarations included); then the <v/> elements and one <w> with its attributes
+    const around = 23;
+    // `elements` elements in groups of 100 (a <g> and 99 <v/> in it), under the limit of children
+    const grouped = (elements: number) =>
+      Array.from({ length: Math.ceil(elements / 100) }, (_, i) => `<g>${'<v/>'.repeat(Math.min(100, elements - i * 100) - 1)}</g>`).join('');
+    const flat = (elements: number, attributes = 0) =>
+      b64(
+        response({
+          inner: assertion({
+            nameId: `<saml:NameID>a</saml:NameID>${grouped(elements)}<w${Array.from({ length: attributes }, (_, i) => ` a${i}=""`).join('')}/>`,
+          }),
+        }),
+      );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around))),
+      'too-many-nodes',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1 - 3, 3))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(flat(MAX_XML_NODES - around - 1 - 2, 3))),
+      'too-many-nodes',
+      'attributes count',
+    );
+  });
+
+  test('refuses an element with more child elements than any SAML element has, before parsing', () => {
+    const children = (count: number) => b64(response({ inner: assertion({ nameId: `<saml:NameID>a</saml:NameID><x>${'<v/>'.repeat(count)}</x>` }) }));
+    assert.equal(
+      refusal(() => screenSamlResponse(children(MAX_XML_CHILDREN))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(children(MAX_XML_CHILDREN + 1))),
+      'too-many-children',
+    );
+  });
+
+  test('refuses an element with more attributes than any SAML element has, before parsing', () => {
+    const element = (attributes: number) =>
+      b64(
+        response({
+          inner: assertion({ nameId: `<saml:NameID>a</saml:NameID><w${Array.from({ length: attributes }, (_, i) => ` a${i}=">="`).join('')}/>` }),
+        }),
+      );
+    assert.equal(
+      refusal(() => screenSamlResponse(element(MAX_XML_ATTRIBUTES))),
+      'accepted',
+    );
+    assert.equal(
+      refusal(() => screenSamlResponse(element(MAX_XML_ATTRIBUTES + 1))),
+      'too-many-attributes',
     );
   });
 });
 
 describe('checkAssertion', () => {
-  const check = (xml: { response?: Parameters<typeof response>[0]; assertion?: Parameters<typeof assertion>[0] }, expected = EXPECTED) =>
-    checkAssertion(screenSamlResponse(b64(response(xml.response))), assertion(xml.assertion), expected);
+  const check = (
+    xml: { response?: Parameters<typeof response>[0]; assertion?: Parameters<typeof assertion>[0]; envelope?: Partial<Envelope> },
+    expected = EXPECTED,
+  ) => checkAssertion({ ...screenSamlResponse(b64(response(xml.response))).envelope, ...xml.envelope }, assertion(xml.assertion), expected);
 
-  test('accepts a sound assertion: its ID, the whole NameID, and how long to remember it', () => {
+  test('accepts a sound assertion: its ID, the whole NameID, the request it answers, and how long to remember it', () => {
     assert.deepEqual(check({ assertion: { nameId: '<saml:NameID>alice@corp.test<!---->.evil.test</saml:NameID>' } }), {
       assertionId: '_a1',
       nameId: 'alice@corp.test.evil.test',
+      inResponseTo: REQUEST,
       rememberUntil: new Date('2026-11-23T12:06:00Z'),
     });
     // the latest of the bearer confirmations, plus the skew
-    const two = confirmation() + confirmation(`Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:30:00Z"`);
+    const two = confirmation() + confirmation(`Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:30:00Z" InResponseTo="${REQUEST}"`);
     assert.deepEqual(check({ assertion: { confirmations: two } }).rememberUntil, new Date('2026-11-23T12:31:00Z'));
     // a Response without Destination or Issuer (both optional) is fine
     assert.equal(check({ response: { destination: '', issuer: null } }).nameId, 'alice@corp.test');
@@ -231,14 +338,42 @@ describe('checkAssertion', () => {
   });
 
   test('refuses verified XML that is not one assertion', () => {
-    const screened = screenSamlResponse(b64(response()));
+    const { envelope } = screenSamlResponse(b64(response()));
     assert.equal(
-      refusal(() => checkAssertion(screened, response(), EXPECTED)),
+      refusal(() => checkAssertion(envelope, response(), EXPECTED)),
       'assertion',
     );
     assert.equal(
-      refusal(() => checkAssertion(screened, assertion().replace(' ID="_a1"', ''), EXPECTED)),
+      refusal(() => checkAssertion(envelope, assertion().replace(' ID="_a1"', ''), EXPECTED)),
       'assertion',
     );
+  });
+
+  test('reads InResponseTo from signed content only: the assertion, or a signed Response', () => {
+    const bare = confirmation(`Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:05:00Z"`);
+    const answering = (id: string) => confirmation(`Recipient="${ACS}" NotOnOrAfter="2026-11-23T12:05:00Z" InResponseTo="${id}"`);
+    const inResponseTo = (xml: Parameters<typeof check>[0]) => {
+      try {
+        return check(xml).inResponseTo;
+      } catch (error) {
+        return (error as { reason?: SamlRefusal }).reason;
+      }
+    };
+    // the assertion's, with or without the Response's beside it
+    assert.equal(inResponseTo({}), REQUEST);
+    assert.equal(inResponseTo({ envelope: { inResponseTo: REQUEST } }), REQUEST);
+    // the Response's alone: only when the Response's own signature verified
+    assert.equal(inResponseTo({ assertion: { confirmations: bare }, envelope: { inResponseTo: '_req2', signed: true } }), '_req2');
+    // an unsigned Response's alone: the wrapping of an unsolicited assertion
+    assert.equal(inResponseTo({ assertion: { confirmations: bare }, envelope: { inResponseTo: '_req2', signed: false } }), 'in-response-to');
+    // none at all: unsolicited
+    assert.equal(inResponseTo({ assertion: { confirmations: bare } }), 'in-response-to');
+    assert.equal(inResponseTo({ assertion: { confirmations: bare }, envelope: { signed: true } }), 'in-response-to');
+    // the Response and the assertion disagree, signed or not; or the confirmations among themselves
+    assert.equal(inResponseTo({ envelope: { inResponseTo: '_req2' } }), 'in-response-to');
+    assert.equal(inResponseTo({ envelope: { inResponseTo: '_req2', signed: true } }), 'in-response-to');
+    assert.equal(inResponseTo({ assertion: { confirmations: answering(REQUEST) + answering('_req2') } }), 'in-response-to');
+    // a confirmation without one beside one that has it: the one named
+    assert.equal(inResponseTo({ assertion: { confirmations: answering(REQUEST) + bare } }), REQUEST);
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type CacheItem, type CacheProvider, type Profile, SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml';
-import { checkAssertion, type SamlRefusal, SamlResponseRefused, screenSamlResponse } from '../../src/sso/assertion-checks.js';
+import { checkAssertion, type SamlRefusal, SamlResponseRefused, screenSamlResponse, verifySignature } from '../../src/sso/assertion-checks.js';
 import { COMMENT_SUFFIX, FORGED_NAME_ID, type SamlPost, type Tamper, type TestIdp, createKeyPair, startTestIdp } from '../helpers/saml-idp.js';
 import { validateSchema } from '../helpers/saml-idp/samlify.js';
 
@@ -47,7 +47,7 @@ function spConfig(idp: TestIdp, overrides: Partial<SamlConfig> = {}): SamlConfig
     audience: SP_ENTITY_ID,
     wantAssertionsSigned: true,
     wantAuthnResponseSigned: false,
-    validateInResponseTo: ValidateInResponseTo.always,
+    validateInResponseTo: ValidateInResponseTo.ifPresent,
     requestIdExpirationPeriodMs: 10 * 60_000,
     acceptedClockSkewMs: CLOCK_SKEW_MS,
     cacheProvider: new MapCache(),
@@ -57,7 +57,7 @@ function spConfig(idp: TestIdp, overrides: Partial<SamlConfig> = {}): SamlConfig
   };
 }
 
-type Layer = 'screen' | 'node-saml' | 'checks' | 'replay';
+type Layer = 'screen' | 'signature' | 'node-saml' | 'checks' | 'replay';
 type Verdict = { ok: true; nameId: string } | { ok: false; message: string };
 /** refusedBy and message, or the NameID (and attributes) of who signed in */
 interface Outcome {
@@ -70,17 +70,19 @@ interface Outcome {
   nodeSaml: Verdict;
 }
 
-/** The service's ACS, in the service's order: screen, node-saml, checks, replay store. Unlike
- *  the service it runs node-saml even after the screen refused, to record what node-saml alone
- *  would have done. */
+/** The service's ACS, in the service's order: screen, signature, node-saml, checks, replay
+ *  store. Unlike the service it runs node-saml even after an earlier layer refused, to record
+ *  what node-saml alone would have done. */
 class Sp {
   readonly saml: SAML;
+  readonly #certificates: string[];
   readonly #seen = new Map<string, number>();
   constructor(
     readonly idp: TestIdp,
     overrides: Partial<SamlConfig> = {},
   ) {
     this.saml = new SAML(spConfig(idp, overrides));
+    this.#certificates = (overrides.idpCert as string[] | undefined) ?? [idp.certificatePem];
   }
 
   authnRequestUrl(relayState = 'console'): Promise<string> {
@@ -104,9 +106,15 @@ class Sp {
       nodeSaml = { ok: false, message: (error as Error).message };
     }
     if (screenError || !screened) return { refusedBy: 'screen', ...refusal(screenError), nodeSaml };
+    let signed: ReturnType<typeof verifySignature>;
+    try {
+      signed = verifySignature(screened, this.#certificates, { now: new Date(), clockSkewMs: CLOCK_SKEW_MS });
+    } catch (error) {
+      return { refusedBy: 'signature', ...refusal(error), nodeSaml };
+    }
     if (!nodeSaml.ok || !profile) return { refusedBy: 'node-saml', message: nodeSaml.ok ? 'no profile' : nodeSaml.message, nodeSaml };
     try {
-      const accepted = checkAssertion(screened, profile.getAssertionXml!(), {
+      const accepted = checkAssertion(signed.envelope, signed.assertionXml, {
         acsUrl: ACS_URL,
         idpEntityId: this.idp.entityId,
         now: new Date(),
@@ -217,15 +225,17 @@ describe('the test IdP', () => {
 // What each attack meets: the first layer of the service's ACS that refuses it, and what node-saml
 // alone answers (a message, or the NameID it would sign in).
 const ATTACKS: Record<Exclude<Tamper, 'comment-in-nameid'>, { refusedBy: Layer; reason?: SamlRefusal; nodeSaml: RegExp | { accepts: string } }> = {
-  unsigned: { refusedBy: 'node-saml', nodeSaml: /^Invalid signature$/ },
-  'attacker-key': { refusedBy: 'node-saml', nodeSaml: /^Invalid signature$/ },
+  unsigned: { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature$/ },
+  'attacker-key': { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature$/ },
   'wrap-sibling': { refusedBy: 'screen', reason: 'assertion-count', nodeSaml: /^Invalid signature: multiple assertions$/ },
   'wrap-extensions': { refusedBy: 'screen', reason: 'assertion-count', nodeSaml: /^Invalid signature$/ },
   'wrong-audience': { refusedBy: 'node-saml', nodeSaml: /^SAML assertion audience mismatch/ },
   expired: { refusedBy: 'node-saml', nodeSaml: /^No valid subject confirmation found/ },
   'not-yet-valid': { refusedBy: 'node-saml', nodeSaml: /^SAML assertion not yet valid/ },
   'unknown-in-response-to': { refusedBy: 'node-saml', nodeSaml: /^InResponseTo is not valid$/ },
-  unsolicited: { refusedBy: 'node-saml', nodeSaml: /^InResponseTo is missing from response$/ },
+  // configured as the service configures it (validateInResponseTo 'ifPresent'), node-saml takes a
+  // response that answers no request; the service reads InResponseTo from signed content itself
+  unsolicited: { refusedBy: 'checks', reason: 'in-response-to', nodeSaml: { accepts: 'alice@corp.test' } },
   'other-acs': { refusedBy: 'checks', reason: 'destination', nodeSaml: { accepts: 'alice@corp.test' } },
   'wrong-issuer': { refusedBy: 'checks', reason: 'issuer', nodeSaml: { accepts: 'alice@corp.test' } },
   doctype: { refusedBy: 'screen', reason: 'doctype', nodeSaml: { accepts: 'alice@corp.test' } },
@@ -308,7 +318,9 @@ describe('signing styles and keys', () => {
         assert.equal((await trustsBoth.acs(post)).nameId, 'alice@corp.test', signWith);
       }
       const post = await rolloverIdp.respond(await trustsOld.authnRequestUrl(), { signWith: 'rollover' });
-      assert.equal((await trustsOld.acs(post)).refusedBy, 'node-saml');
+      const refused = await trustsOld.acs(post);
+      assert.equal(refused.refusedBy, 'signature');
+      assert.deepEqual(refused.nodeSaml, { ok: false, message: 'Invalid signature' });
 
       rolloverIdp.completeRollover();
       assert.equal(rolloverIdp.certificatePem, rollover.certificatePem);

@@ -4,19 +4,25 @@
 //   POST /sso/saml/:id/acs       the IdP's response (HTTP-POST), verified; the browser is sent on
 //   GET  /sso/saml/finish        the browser that began the sign-in comes back with its cookie
 // A refusal is a page that says what happened and what to do; it never echoes the IdP's XML.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { addressPrefix } from '../../oauth/address-prefix.js';
 import { safeReturnPath } from '../../sessions/model.js';
-import { SsoRefusal } from '../../sso/sign-in.js';
+import { AcsThrottle } from '../../sso/acs-throttle.js';
+import { MAX_SAML_RESPONSE_BASE64 } from '../../sso/assertion-checks.js';
+import { SsoRefusal, tooLargeMessage } from '../../sso/sign-in.js';
 import { html } from './html.js';
 import { csrfField, type PageKit } from './page-kit.js';
 import { setSessionCookie, type CookieSettings } from './session-cookie.js';
 
-/** The ACS body: a SAMLResponse of 256 KiB of base64 (the most assertion-checks.ts reads) may
- *  triple when form-encoded; anything larger is refused (413) before it is read. */
-const ACS_BODY_LIMIT = 800 * 1024;
+/** The ACS body, refused (413) beyond this before it is read: the SAMLResponse field holds at most
+ *  MAX_SAML_RESPONSE_BASE64 (128 KiB) of base64, which form encoding grows by about 6% (its '+'
+ *  and '/' become three characters each), and RelayState is at most 80 bytes. */
+export const ACS_BODY_LIMIT = MAX_SAML_RESPONSE_BASE64 + 64 * 1024;
 
 export function registerSsoPages(scope: FastifyInstance, kit: PageKit, cookie: CookieSettings): void {
   const { services, send } = kit;
+  // per process, in memory: the cost it bounds is this process's CPU (acs-throttle.ts)
+  const acsThrottle = new AcsThrottle(() => services.clock.now().getTime());
 
   const refused = (reply: FastifyReply, err: unknown) => {
     if (!(err instanceof SsoRefusal)) throw err;
@@ -88,16 +94,40 @@ export function registerSsoPages(scope: FastifyInstance, kit: PageKit, cookie: C
     return reply.redirect('/login', 303);
   });
 
-  scope.post('/sso/saml/:id/acs', { bodyLimit: ACS_BODY_LIMIT }, async (req, reply) => {
-    try {
-      const form = (req.body ?? {}) as Record<string, unknown>;
-      const ticket = await services.ssoSignIn.acs((req.params as { id: string }).id, form);
-      // a top-level GET: the browser's SameSite=Lax session cookie comes with it
-      return reply.redirect(`/sso/saml/finish?ticket=${ticket}`, 303);
-    } catch (err) {
-      return refused(reply, err);
-    }
-  });
+  scope.post(
+    '/sso/saml/:id/acs',
+    {
+      bodyLimit: ACS_BODY_LIMIT,
+      // a body over the limit is a page that names it; anything else goes to the scope's handler
+      errorHandler: (err: FastifyError, _req, reply) => {
+        if (err.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
+        return refused(reply, new SsoRefusal(tooLargeMessage(ACS_BODY_LIMIT / 1024), 413, `request body over ${ACS_BODY_LIMIT} bytes`));
+      },
+    },
+    async (req, reply) => {
+      const slot = acsThrottle.admit(addressPrefix(req.ip));
+      if ('retryAfter' in slot) {
+        reply.header('retry-after', String(slot.retryAfter));
+        return send(
+          reply,
+          429,
+          'Single sign-on did not work',
+          html`<p class="error" role="alert">Too many sign-ins arrived from your network just now. Wait ${String(slot.retryAfter)} seconds, then start again.</p>
+<p><a href="/login">Back to sign-in</a></p>`,
+        );
+      }
+      try {
+        const form = (req.body ?? {}) as Record<string, unknown>;
+        const ticket = await services.ssoSignIn.acs((req.params as { id: string }).id, form);
+        // a top-level GET: the browser's SameSite=Lax session cookie comes with it
+        return reply.redirect(`/sso/saml/finish?ticket=${ticket}`, 303);
+      } catch (err) {
+        return refused(reply, err);
+      } finally {
+        slot.release();
+      }
+    },
+  );
 
   scope.get('/sso/saml/finish', async (req, reply) => {
     try {
