@@ -93,6 +93,40 @@ for (const engine of engines()) {
       assert.match(res.text, /E-mail address/);
     });
 
+    it('a set-up link opened while signed in asks first, and keeps the signed-in session until the person confirms', async () => {
+      const { client: alice } = await signedInUser(t, 'alice-switch@example.com');
+      const aliceCookie = alice.cookie;
+      const opened = await alice.get(await setupLink('bob-switch@example.com'));
+      assert.equal(opened.status, 303);
+      assert.equal(opened.headers.location, '/login/setup', 'the token leaves the address bar');
+      assert.equal(alice.cookie, aliceCookie, 'nothing switched yet');
+      assert.match((await alice.get('/console')).text, /Signed in as <strong>alice-switch@example\.com<\/strong>/);
+      const ask = await alice.get('/login/setup');
+      assert.match(
+        ask.text,
+        /You are signed in as <strong>alice-switch@example\.com<\/strong>\. This link sets up <strong>bob-switch@example\.com<\/strong>/,
+      );
+
+      // "stay": Alice goes on, and the link is forgotten by her session
+      const stay = await alice.post('/login/setup/cancel', { _csrf: alice.csrf(ask) });
+      assert.equal(stay.headers.location, '/console');
+      assert.match((await alice.get('/console')).text, /Signed in as <strong>alice-switch@example\.com/);
+      assert.equal((await alice.get('/login/setup')).status, 400, 'no link waiting any more');
+
+      // opened again and confirmed: Alice is signed out, Bob's set-up begins under a new session
+      await alice.get(await setupLink('carol-switch@example.com'));
+      const again = await alice.get('/login/setup');
+      const confirmed = await alice.post('/login/setup', { _csrf: alice.csrf(again) });
+      assert.equal(confirmed.headers.location, '/login');
+      assert.notEqual(alice.cookie, aliceCookie);
+      const setup = await alice.get('/login');
+      assert.match(setup.text, /Setting up <strong>carol-switch@example\.com<\/strong>/);
+      assert.match(setup.text, /autocomplete="username" value="carol-switch@example\.com"/, 'the account for password managers');
+      const stale = new Browser(t);
+      stale.cookie = aliceCookie;
+      assert.equal((await stale.get('/console')).status, 303, "Alice's session ended");
+    });
+
     it('a set-up link that is wrong or used says so and signs nobody in', async () => {
       const b = new Browser(t);
       const res = await b.get(`/login/setup?token=${'A'.repeat(43)}`);
