@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { confirmDeviceCode, enrolledUser, freshPage, RunningClock } from '../helpers/browser.js';
+import { confirmDeviceCode, enrolledUser, freshPage, RunningClock, signInOnPage } from '../helpers/browser.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll, spawned } from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
@@ -129,7 +129,13 @@ for (const engine of engines()) {
       const dir = configDir();
       const login = gatehouse(['login', '--url', base, '--username', 'cli@example.com'], { GATEHOUSE_CONFIG_DIR: dir });
       const { code, link } = await deviceLoginShown(login, WAIT_MS);
-      const page = await openAndSignIn(link, code, 'other@example.com', otherKey);
+      // a browser already signed in as another account opens the link
+      const page = await freshPage(browser, cspViolations);
+      await page.goto(`${base}/login`);
+      await signInOnPage(t, page, 'other@example.com', otherKey);
+      await page.getByText('Signed in as').waitFor();
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Yes, it matches' }).click();
       await page.getByRole('heading', { name: 'Another account' }).waitFor();
       await page.context().close();
       assert.ok(login.running(), 'the CLI is still waiting');

@@ -16,7 +16,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { engines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
-import { confirmDeviceCode } from '../helpers/browser.js';
+import { confirmDeviceCode, signInOnPage } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/pages.js';
 
 for (const engine of engines()) {
@@ -82,11 +82,23 @@ for (const engine of engines()) {
       assert.equal(new URL(page.url()).pathname, '/console');
       const cookies = await page.context().cookies();
       assert.deepEqual(
-        cookies.map((c) => [c.name, c.httpOnly, c.sameSite]),
-        [['gatehouse_session', true, 'Lax']],
+        cookies.map((c) => [c.name, c.httpOnly, c.sameSite]).sort(),
+        [
+          ['gatehouse_browser', true, 'Lax'],
+          ['gatehouse_session', true, 'Lax'],
+        ],
+        'the session, and the cookie by which this browser is recognised at its next sign-in',
       );
+      const recognition = cookies.find((c) => c.name === 'gatehouse_browser')!;
+      assert.ok(recognition.expires * 1000 > Date.now() + 89 * 86_400_000, 'recognised for 90 days');
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByText('You have signed out.').waitFor();
+      assert.deepEqual(
+        (await page.context().cookies()).map((c) => c.name).filter((n) => n === 'gatehouse_browser'),
+        ['gatehouse_browser'],
+        'signing out keeps the recognition',
+      );
       await page.context().close();
     });
 
@@ -190,8 +202,16 @@ for (const engine of engines()) {
       assert.equal((await pollOnce(denied.device_code)).error, 'access_denied');
       await page.context().close();
 
+      // a browser signed in as browser@example.com opens a code started for someone else
       const other = await startDevice('someone-else@example.com');
-      const wrong = await confirmAndSignIn(other.verification_uri_complete, 'browser@example.com', other.user_code);
+      const wrong = await newPage();
+      await wrong.goto(`${base}/login`);
+      t.clock.advance(30_000);
+      await signInOnPage(t, wrong, 'browser@example.com', key);
+      await wrong.getByText('Signed in as').waitFor();
+      const link = new URL(other.verification_uri_complete);
+      await wrong.goto(base + link.pathname + link.search);
+      await wrong.getByRole('button', { name: 'Yes, it matches' }).click();
       await wrong.getByRole('heading', { name: 'Another account' }).waitFor();
       await shot(wrong, '6-device-wrong-account');
       t.clock.advance(10_000);

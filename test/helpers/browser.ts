@@ -60,6 +60,11 @@ export async function enrolledUser(t: TestApp, base: string, page: Page, email: 
 export async function signInOnPage(t: TestApp, page: Page, email: string, key: string): Promise<void> {
   await page.getByLabel('E-mail address').fill(email);
   await page.getByRole('button', { name: 'Continue' }).click();
+  await passwordAndCode(t, page, key);
+}
+
+/** The password step (the account already chosen) and a fresh code. */
+async function passwordAndCode(t: TestApp, page: Page, key: string): Promise<void> {
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Continue' }).click();
   t.clock.advance(30_000);
@@ -73,5 +78,7 @@ export async function confirmDeviceCode(t: TestApp, page: Page, base: string, li
   await page.goto(base + u.pathname + u.search);
   assert.equal(await page.locator('.usercode strong').innerText(), code, 'the page shows the code the command line shows');
   await page.getByRole('button', { name: 'Yes, it matches' }).click();
-  await signInOnPage(t, page, email, key);
+  // the sign-in is for the account the command line named: its password is asked at once
+  await page.getByText(`Sign in as ${email} to approve ${code}`).waitFor();
+  await passwordAndCode(t, page, key);
 }
