@@ -80,7 +80,7 @@ export interface Proc {
 const started: Proc[] = [];
 
 /** The environment of a clean shell: nothing Gatehouse-specific inherited from the test runner. */
-function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if ((KNOWN_VARIABLES as readonly string[]).includes(k) || k.startsWith('GATEHOUSE_') || k.startsWith('NODE_TEST') || k === 'TEST_DATABASE_URL') {
