@@ -27,7 +27,7 @@ export const STOP_MS = 10_000;
 export const LINGER_MS = 10_000;
 export const PATIENCE_MS = 60_000;
 
-/** `npm test` builds dist/ first (pretest); a lone run of a file builds it here. The build script does nothing when dist/ is current. */
+/** `npm test` builds dist/ first (scripts/test.mjs); a file run by node --test alone builds it here. The build script does nothing when dist/ is current. */
 export function ensureBuilt(): void {
   execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'pipe' });
 }
