@@ -79,6 +79,15 @@ for (const engine of engines()) {
       const port = await freePort();
       const serve = gatehouse(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
       await waitHealthy(serve, port);
+      if (engine === 'pglite') {
+        // the server holds the embedded folder: said, with the way to do it through the server
+        const held = await run(env, ['create', '--email', 'held@example.com']);
+        assert.equal(held.code, 1, held.stderr);
+        assert.equal(held.stderr.split('\n').length, 2, `one line: ${held.stderr}`);
+        assert.match(held.stderr, new RegExp(`is in use by process ${serve.child.pid} on host \\S+ \\(a running gatehouse serve\\)`));
+        assert.match(held.stderr, /stop the server and run this again, or do the same through the running server: the createUser mutation/);
+        assert.match(held.stderr, /on \/graphql, with a token of an Administrator \(gatehouse login, then gatehouse token; docs\/users\.md\)\n$/);
+      }
       await stop(serve);
 
       const r = await run(env, [
@@ -96,6 +105,12 @@ for (const engine of engines()) {
       assert.match(r.stdout, /^created Ops@Example\.com\tactive \(set-up pending\)\ttenant 1\tAdministrator@1, Auditor@1\t[0-9a-f-]{36}\n/);
       const link = /^ {2}(https:\/\/id\.example\.com\/login\/setup\?token=([A-Za-z0-9_-]{43}))$/m.exec(r.stdout);
       assert.ok(link, r.stdout);
+      // which settings made the link, and how to make one with the server's
+      assert.match(r.stdout, /^set-up link \(one use, valid 3 days, until \d{4}-.*; send it to the person, privately\):$/m);
+      assert.match(r.stdout, /^made with this command's settings, which may not be the running server's:$/m);
+      assert.match(r.stdout, /^ {2}base URL {2}https:\/\/id\.example\.com {2}\(GATEHOUSE_BASE_URL, else http:\/\/HOST:PORT\)$/m);
+      assert.match(r.stdout, /^ {2}lifetime {2}3 days {2}\(GATEHOUSE_USER_SETUP_TTL, in seconds\)$/m);
+      assert.match(r.stdout, /^ {2}gatehouse users reset --email Ops@Example\.com --base-url URL --user-setup-ttl SECONDS$/m);
       const [row] = await inspect((t) =>
         t.query("select display_name, setup_token_hash, password_hash from users where email_normalized = 'ops@example.com'"),
       );
@@ -129,10 +144,17 @@ for (const engine of engines()) {
       assert.match(on.stdout, /^enabled Ops@Example\.com\tactive/);
     });
 
-    it('reset prints a new link that replaces the old one', async () => {
+    it("reset prints a new link that replaces the old one, with the settings given (the server's)", async () => {
       const before = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
-      const r = await run(env, ['reset', '--email', 'ops@example.com']);
+      const t0 = Date.now();
+      const r = await run(env, ['reset', '--email', 'ops@example.com', '--base-url', 'http://127.0.0.1:9000', '--user-setup-ttl', '300']);
       assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^ {2}http:\/\/127\.0\.0\.1:9000\/login\/setup\?token=/m);
+      assert.match(r.stdout, /^ {2}lifetime {2}300 s {2}/m);
+      const until = Date.parse(/valid 300 s, until (\S+);/.exec(r.stdout)![1]!);
+      assert.ok(until >= t0 + 300_000 && until <= Date.now() + 300_000, `valid for 300 s: until ${new Date(until).toISOString()}`);
+      const [stored] = await inspect((t) => t.query("select setup_expires_at from users where email_normalized = 'ops@example.com'"));
+      assert.equal((stored!.setup_expires_at as Date).getTime(), until, 'the link ends when the database says');
       const token = /token=([A-Za-z0-9_-]{43})$/m.exec(r.stdout)![1]!;
       const [row] = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
       assert.notDeepEqual(row!.setup_token_hash, before[0]!.setup_token_hash);
@@ -145,6 +167,10 @@ for (const engine of engines()) {
         [['create', '--email', 'not-an-address'], /email "not-an-address" is not an e-mail address/],
         [['create', '--email', 'x@example.com', '--role', 'Wizard'], /unknown role "Wizard": use one of Administrator, Analyst/],
         [['create', '--email', 'x@example.com', '--tenant', '999'], /Tenant 999 not found/],
+        [
+          ['create', '--email', 'x@example.com', '--tenant', '999', '--role', 'operations'],
+          /role Operations exists only in the vendor tenant 1: give --tenant 1, or for tenant 999 one of Administrator, Analyst, Responder, Auditor/,
+        ],
         [['create', '--mail', 'x@example.com'], /Unknown option '--mail'/],
         [['create'], /users create needs --email ADDRESS/],
         [['disable', '--email', 'nobody@example.com'], /User "nobody@example.com" not found/],
