@@ -4,7 +4,7 @@
 // the help.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,10 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { createDatabase, ENCRYPTION_KEY, ensureBuilt, exitOf, freePort, gatehouse, killAll, PATIENCE_MS, stop, waitHealthy } from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { usersCommand } from '../../src/cli/commands/users.js';
+import { UsageError } from '../../src/cli/usage-error.js';
+import { loadConfig } from '../../src/config.js';
 
 ensureBuilt();
 
@@ -167,10 +171,6 @@ for (const engine of engines()) {
         [['create', '--email', 'not-an-address'], /email "not-an-address" is not an e-mail address/],
         [['create', '--email', 'x@example.com', '--role', 'Wizard'], /unknown role "Wizard": use one of Administrator, Analyst/],
         [['create', '--email', 'x@example.com', '--tenant', '999'], /Tenant 999 not found/],
-        [
-          ['create', '--email', 'x@example.com', '--tenant', '999', '--role', 'operations'],
-          /role Operations exists only in the vendor tenant 1: give --tenant 1, or for tenant 999 one of Administrator, Analyst, Responder, Auditor/,
-        ],
         [['create', '--mail', 'x@example.com'], /Unknown option '--mail'/],
         [['create'], /users create needs --email ADDRESS/],
         [['disable', '--email', 'nobody@example.com'], /User "nobody@example.com" not found/],
@@ -189,3 +189,29 @@ for (const engine of engines()) {
     });
   });
 }
+
+describe('gatehouse users: roles by name in every refusal (in process)', () => {
+  it('Operations or Support outside tenant 1: refused by name, before the database is opened', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-users-roles-'));
+    const dataDir = join(tmp, 'data');
+    try {
+      for (const role of ['operations', 'Support', ROLE_IDS.Operations]) {
+        await assert.rejects(
+          usersCommand(loadConfig({ GATEHOUSE_DATA_DIR: dataDir }), ['create', '--email', 'x@example.com', '--tenant', '999', '--role', role]),
+          (err: Error) => {
+            assert.ok(err instanceof UsageError);
+            assert.match(
+              err.message,
+              /^role (Operations|Support) exists only in the vendor tenant 1: give --tenant 1, or for tenant 999 one of Administrator, Analyst, Responder, Auditor$/,
+            );
+            assert.doesNotMatch(err.message, /[0-9a-f]{8}-[0-9a-f]{4}-/, 'no role id');
+            return true;
+          },
+        );
+      }
+      assert.equal(existsSync(dataDir), false, 'the database was not opened');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
