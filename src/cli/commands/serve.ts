@@ -116,7 +116,7 @@ function stopSignals(logger: Logger, serving: () => boolean): { first: Promise<S
       resolveFirst(signal);
     } else if (received === 3) {
       process.stderr.write(
-        `gatehouse: stopping already: in-flight requests get up to ${SHUTDOWN_TIMEOUT_MS / 1000} s; ` +
+        `gatehouse: a stop is under way (what is in flight gets up to ${SHUTDOWN_TIMEOUT_MS / 1000} s); ` +
           "Ctrl-\\ (SIGQUIT) ends the process at once (an embedded data folder's lock then lapses after 15 s)\n",
       );
     }
