@@ -1,4 +1,4 @@
-// Build step run by `npm ci` (prepare) and before `npm test`: compile TypeScript to dist/, copy
+// Build step run by `npm ci` (prepare) and by `npm test` (scripts/test.mjs) before the tests: compile TypeScript to dist/, copy
 // the GraphQL schema files and the plain-JavaScript worker modules (.mjs) next to their compiled
 // modules, and record what the version endpoints report.
 //

@@ -55,7 +55,7 @@ describe('gatehouse executable', () => {
     assert.match(p.stdout(), /^Usage:$/m);
     assert.match(p.stdout(), /gatehouse serve/);
     assert.match(p.stdout(), /gatehouse migrate/);
-    assert.match(p.stdout(), /DATABASE_URL/);
+    assert.match(p.stdout(), /gatehouse serve --help lists them all/);
   });
 
   it('invalid configuration exits non-zero with one line per problem, each naming its variable', async () => {
@@ -104,6 +104,9 @@ describe('gatehouse executable', () => {
       assert.match(creds.clientSecret, /^gatehouse_cs_[0-9A-Za-z]{49}$/);
       assert.match(creds.adminEmail, /@/);
       assert.ok(creds.adminPassword.length >= 20);
+      // where to use them: the sign-in page and the token endpoint of this server
+      assert.match(p.stdout(), new RegExp(`^ {2}sign in at: +http://127\\.0\\.0\\.1:${port}/login `, 'm'));
+      assert.match(p.stdout(), new RegExp(`^ {2}tokens from: +http://127\\.0\\.0\\.1:${port}/auth/api/v2/auth/token `, 'm'));
       await waitHealthy(p, port);
       assert.deepEqual((await get(port, '/healthz'))!.body, { status: 'ok' });
       assert.deepEqual((await get(port, '/readyz'))!.body, { status: 'ready', database: 'pglite' });

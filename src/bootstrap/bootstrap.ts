@@ -119,8 +119,9 @@ export async function bootstrap(
   });
 }
 
-/** The one place the generated secrets are shown: standard output, once. */
-export function formatBootstrapNotice(result: BootstrapResult): string {
+/** The one place the generated secrets are shown: standard output, once. `baseUrl` is where the
+ *  service is reached (GATEHOUSE_BASE_URL, else http://HOST:PORT): the notice names its sign-in page. */
+export function formatBootstrapNotice(result: BootstrapResult, baseUrl: string): string {
   const lines = [
     'Gatehouse first start: created the vendor tenant "1", an Administrator API client and an Administrator user.',
     'Keep these now; secrets are shown only this once and are stored only as digests.',
@@ -128,6 +129,8 @@ export function formatBootstrapNotice(result: BootstrapResult): string {
     `  client_secret:  ${result.clientSecret ?? '(from GATEHOUSE_BOOTSTRAP_CLIENT_SECRET)'}`,
     `  admin e-mail:   ${result.adminEmail}`,
     `  admin password: ${result.adminPassword ?? '(from GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD)'}`,
+    `  sign in at:     ${baseUrl}/login (with the admin e-mail and password; the first sign-in enrols an authenticator app)`,
+    `  tokens from:    ${baseUrl}/auth/api/v2/auth/token (the API client, by client credentials)`,
   ];
   return lines.join('\n') + '\n';
 }

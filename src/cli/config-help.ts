@@ -1,7 +1,7 @@
-// The configuration section of `gatehouse serve --help` (and `gatehouse --help`), generated from
-// the table of settings (src/config/settings.ts) and wrapped for an 80-column terminal: each
-// variable with its default in brackets, then what it is for, the values it accepts, and the
-// rules it takes part in. The README's table comes from the same rows (scripts/gen-config-docs.ts).
+// The configuration section of `gatehouse serve --help` (not of `gatehouse --help`, whose client
+// commands read none of it), generated from the table of settings (src/config/settings.ts) and
+// wrapped for an 80-column terminal: each variable with its default in brackets, then what it is
+// for, the values it accepts, and the rules it takes part in. The README's table comes from the same rows (scripts/gen-config-docs.ts).
 import { SETTING_ROWS, type SettingRow, type Variable } from '../config.js';
 
 export const HELP_WIDTH = 80;

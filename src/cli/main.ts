@@ -38,10 +38,19 @@ Usage:
 From a checkout (npm ci), run it as: npx gatehouse <command>
 `;
 
-/** The configuration section of the help, generated from the table of settings. */
+/** The configuration section of `serve --help`, generated from the table of settings. */
 export const CONFIGURATION = configurationHelp();
 
-export const HELP = `${USAGE}\n${CONFIGURATION}`;
+/** Where the settings are: the general help lists none of them, since login, token, whoami and
+ *  logout read none (each one's --help says what it reads). */
+const SETTINGS = `Settings:
+  The service (serve) is configured by environment variables, or flags of the
+  same name (--port 9000): gatehouse serve --help lists them all, with their
+  defaults; gatehouse migrate --help and gatehouse users --help list the few
+  those read. login, token, whoami and logout read none of them.
+`;
+
+export const HELP = `${USAGE}\n${SETTINGS}`;
 
 /** A command of the service's operator: it reads the service's configuration. */
 interface Command {

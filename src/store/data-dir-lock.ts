@@ -55,9 +55,13 @@ export function lockLostLine(reason: string): string {
   return `gatehouse: embedded database lock lost: ${reason}; stopped at once so that no other process's writes are lost\n`;
 }
 
-/** The one-line refusal when another process holds the folder. */
+/** The one-line refusal when another process holds the folder; `holder` names that process as
+ *  its record does ("process 123 on host web-1"), for a command that words its own refusal. */
 export class DataDirLockedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly holder?: string,
+  ) {
     super(message);
     this.name = 'DataDirLockedError';
   }
@@ -86,7 +90,7 @@ export async function acquireDataDirLock(dir: string, opts: LockOptions): Promis
     const seen = look(file);
     if (seen.kind !== 'absent') {
       const holder = liveHolder(seen);
-      if (holder) throw new DataDirLockedError(refusal(dir, file, holder));
+      if (holder) throw new DataDirLockedError(refusal(dir, file, holder), holder.legacy ? undefined : holder.who);
       // Stale by the clock; but clocks jump (NTP steps, a resumed VM) and two hosts' clocks may
       // disagree, so watch it: a live holder rewrites it within two refreshes.
       const after = await watch(file, seen.raw);

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,6 +23,7 @@ import { refusalToOpen } from '../../src/cli/client/open-page.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 import { BIN, ensureBuilt, exitOf, freePort, gatehouse, killAll, oneLine, PATIENCE_MS, spawned, waitFor } from '../helpers/cli.js';
 import { listen } from '../helpers/listen.js';
+import { makeCertificate } from '../helpers/openssl.js';
 import { createClient } from '../helpers/seed.js';
 
 ensureBuilt();
@@ -291,6 +293,46 @@ describe('gatehouse login --open: which pages it hands to the browser', () => {
     assert.match(refusalToOpen('file:///etc/passwd', base)!, /not an http\(s\) address/);
     assert.match(refusalToOpen('javascript:alert(1)', base)!, /not an http\(s\) address/);
     assert.match(refusalToOpen('calc.exe', base)!, /not a URL/);
+  });
+});
+
+/** Listens on a port of the system's choosing on 127.0.0.1; resolves with the port. */
+function onLoopback(server: Server | import('node:https').Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+describe('https to a server whose TLS is missing or untrusted: said in words, with what to do', () => {
+  it('a server that speaks plain http: use http://, or set up TLS', async () => {
+    const plain = createServer((_req, res) => res.end('{}'));
+    const port = await onLoopback(plain);
+    try {
+      await assert.rejects(discover(`https://127.0.0.1:${port}`), (err: Error) => {
+        assert.equal(err.name, 'ClientFailure');
+        assert.equal(
+          err.message,
+          `https://127.0.0.1:${port} does not answer in TLS: the server there speaks plain http. Use http://127.0.0.1:${port} instead ` +
+            '(only on this machine or a trusted network: the token would travel unencrypted), or set up TLS (https) for the server',
+        );
+        assert.doesNotMatch(err.message, /SSL routines|ssl3_get_record|openssl/i);
+        return true;
+      });
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('a self-signed certificate: fix it, or name the authority in NODE_EXTRA_CA_CERTS', async () => {
+    const { certPem, keyPem } = makeCertificate({ subject: '/CN=127.0.0.1', altName: 'IP:127.0.0.1' });
+    const tls = createHttpsServer({ cert: certPem, key: keyPem }, (_req, res) => res.end('{}'));
+    const port = await onLoopback(tls);
+    try {
+      await assert.rejects(
+        discover(`https://127.0.0.1:${port}`),
+        /^ClientFailure: the TLS certificate of https:\/\/127\.0\.0\.1:\d+ is not trusted: it is self-signed\. Fix the server's certificate, or, if your own authority signed it, name that authority's certificate in NODE_EXTRA_CA_CERTS=FILE$/,
+      );
+    } finally {
+      tls.close();
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { configurationHelp, HELP_WIDTH, plain } from '../../src/cli/config-help.js';
+import { main } from '../../src/cli/main.js';
 import { KNOWN_VARIABLES, SETTING_ROWS } from '../../src/config.js';
 import { PATIENCE_MS, ensureBuilt, exitOf, gatehouse, killAll, root } from '../helpers/cli.js';
 
@@ -14,6 +15,21 @@ const listed = (help: string) => [...help.matchAll(/^ {2}([A-Z_]+) \[/gm)].map((
 /** Every line fits an 80-column terminal. */
 function assertFits(help: string): void {
   for (const line of help.split('\n')) assert.ok(line.length <= HELP_WIDTH, `longer than ${HELP_WIDTH} columns: ${JSON.stringify(line)}`);
+}
+
+/** main() in this process, its standard output captured: for what needs no process of its own. */
+async function inProcess(args: string[]): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return { code: await main(args), stdout };
+  } finally {
+    process.stdout.write = write;
+  }
 }
 
 async function run(args: string[], vars: Record<string, string> = {}) {
@@ -26,7 +42,7 @@ describe('gatehouse help and version', () => {
   before(ensureBuilt);
   after(killAll);
 
-  it('--help lists the commands, per-command help, --version and every variable of the table of settings', async () => {
+  it('--help lists the commands, per-command help, --version, and where the settings are (not the settings themselves)', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
       const r = await run(args);
       assert.equal(r.code, 0, args.join(' '));
@@ -34,12 +50,33 @@ describe('gatehouse help and version', () => {
       assert.match(r.stdout, /^Usage:$/m);
       assert.match(r.stdout, /gatehouse serve/);
       assert.match(r.stdout, /gatehouse migrate/);
+      assert.match(r.stdout, /gatehouse login --url URL/);
       assert.match(r.stdout, /gatehouse <command> --help/);
       assert.match(r.stdout, /gatehouse --version/);
       assert.match(r.stdout, /npx gatehouse/);
-      assert.deepEqual(listed(r.stdout), [...KNOWN_VARIABLES], 'every variable of the table, in its order');
-      assert.ok(r.stdout.endsWith(configurationHelp()), 'the configuration section is the one generated from the table');
+      // the settings are the server's: listed by serve --help, not under the client commands
+      assert.deepEqual(listed(r.stdout), [], 'no setting is listed');
+      assert.match(r.stdout, /gatehouse serve --help lists them all/);
+      assert.match(r.stdout, /login, token, whoami and logout read none of them/);
+      assert.ok(r.stdout.split('\n').length < 40, `a page, not ${r.stdout.split('\n').length} lines`);
       assertFits(r.stdout);
+    }
+  });
+
+  it("a client command's --help lists only what it reads: none of the server's settings", async () => {
+    for (const command of ['login', 'token', 'whoami', 'logout']) {
+      for (const args of [
+        [command, '--help'],
+        ['help', command],
+        ['--help', command],
+      ]) {
+        const out = await inProcess(args);
+        assert.equal(out.code, 0, args.join(' '));
+        assert.match(out.stdout, new RegExp(`^Usage:\\n {2}gatehouse ${command}`), args.join(' '));
+        const settings = KNOWN_VARIABLES.filter((v) => new RegExp(`\\b${v}\\b`).test(out.stdout));
+        assert.deepEqual(settings, [], `${args.join(' ')} lists no setting of the server`);
+        assertFits(out.stdout);
+      }
     }
   });
 

@@ -4,7 +4,7 @@
 // the help.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,10 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { createDatabase, ENCRYPTION_KEY, ensureBuilt, exitOf, freePort, gatehouse, killAll, PATIENCE_MS, stop, waitHealthy } from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { usersCommand } from '../../src/cli/commands/users.js';
+import { UsageError } from '../../src/cli/usage-error.js';
+import { loadConfig } from '../../src/config.js';
 
 ensureBuilt();
 
@@ -79,6 +83,15 @@ for (const engine of engines()) {
       const port = await freePort();
       const serve = gatehouse(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
       await waitHealthy(serve, port);
+      if (engine === 'pglite') {
+        // the server holds the embedded folder: said, with the way to do it through the server
+        const held = await run(env, ['create', '--email', 'held@example.com']);
+        assert.equal(held.code, 1, held.stderr);
+        assert.equal(held.stderr.split('\n').length, 2, `one line: ${held.stderr}`);
+        assert.match(held.stderr, new RegExp(`is in use by process ${serve.child.pid} on host \\S+ \\(a running gatehouse serve\\)`));
+        assert.match(held.stderr, /stop the server and run this again, or do the same through the running server: the createUser mutation/);
+        assert.match(held.stderr, /on \/graphql, with a token of an Administrator \(gatehouse login, then gatehouse token; docs\/users\.md\)\n$/);
+      }
       await stop(serve);
 
       const r = await run(env, [
@@ -96,6 +109,12 @@ for (const engine of engines()) {
       assert.match(r.stdout, /^created Ops@Example\.com\tactive \(set-up pending\)\ttenant 1\tAdministrator@1, Auditor@1\t[0-9a-f-]{36}\n/);
       const link = /^ {2}(https:\/\/id\.example\.com\/login\/setup\?token=([A-Za-z0-9_-]{43}))$/m.exec(r.stdout);
       assert.ok(link, r.stdout);
+      // which settings made the link, and how to make one with the server's
+      assert.match(r.stdout, /^set-up link \(one use, valid 3 days, until \d{4}-.*; send it to the person, privately\):$/m);
+      assert.match(r.stdout, /^made with this command's settings, which may not be the running server's:$/m);
+      assert.match(r.stdout, /^ {2}base URL {2}https:\/\/id\.example\.com {2}\(GATEHOUSE_BASE_URL, else http:\/\/HOST:PORT\)$/m);
+      assert.match(r.stdout, /^ {2}lifetime {2}3 days {2}\(GATEHOUSE_USER_SETUP_TTL, in seconds\)$/m);
+      assert.match(r.stdout, /^ {2}gatehouse users reset --email Ops@Example\.com --base-url URL --user-setup-ttl SECONDS$/m);
       const [row] = await inspect((t) =>
         t.query("select display_name, setup_token_hash, password_hash from users where email_normalized = 'ops@example.com'"),
       );
@@ -129,10 +148,17 @@ for (const engine of engines()) {
       assert.match(on.stdout, /^enabled Ops@Example\.com\tactive/);
     });
 
-    it('reset prints a new link that replaces the old one', async () => {
+    it("reset prints a new link that replaces the old one, with the settings given (the server's)", async () => {
       const before = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
-      const r = await run(env, ['reset', '--email', 'ops@example.com']);
+      const t0 = Date.now();
+      const r = await run(env, ['reset', '--email', 'ops@example.com', '--base-url', 'http://127.0.0.1:9000', '--user-setup-ttl', '300']);
       assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^ {2}http:\/\/127\.0\.0\.1:9000\/login\/setup\?token=/m);
+      assert.match(r.stdout, /^ {2}lifetime {2}300 s {2}/m);
+      const until = Date.parse(/valid 300 s, until (\S+);/.exec(r.stdout)![1]!);
+      assert.ok(until >= t0 + 300_000 && until <= Date.now() + 300_000, `valid for 300 s: until ${new Date(until).toISOString()}`);
+      const [stored] = await inspect((t) => t.query("select setup_expires_at from users where email_normalized = 'ops@example.com'"));
+      assert.equal((stored!.setup_expires_at as Date).getTime(), until, 'the link ends when the database says');
       const token = /token=([A-Za-z0-9_-]{43})$/m.exec(r.stdout)![1]!;
       const [row] = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
       assert.notDeepEqual(row!.setup_token_hash, before[0]!.setup_token_hash);
@@ -163,3 +189,29 @@ for (const engine of engines()) {
     });
   });
 }
+
+describe('gatehouse users: roles by name in every refusal (in process)', () => {
+  it('Operations or Support outside tenant 1: refused by name, before the database is opened', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-users-roles-'));
+    const dataDir = join(tmp, 'data');
+    try {
+      for (const role of ['operations', 'Support', ROLE_IDS.Operations]) {
+        await assert.rejects(
+          usersCommand(loadConfig({ GATEHOUSE_DATA_DIR: dataDir }), ['create', '--email', 'x@example.com', '--tenant', '999', '--role', role]),
+          (err: Error) => {
+            assert.ok(err instanceof UsageError);
+            assert.match(
+              err.message,
+              /^role (Operations|Support) exists only in the vendor tenant 1: give --tenant 1, or for tenant 999 one of Administrator, Analyst, Responder, Auditor$/,
+            );
+            assert.doesNotMatch(err.message, /[0-9a-f]{8}-[0-9a-f]{4}-/, 'no role id');
+            return true;
+          },
+        );
+      }
+      assert.equal(existsSync(dataDir), false, 'the database was not opened');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});

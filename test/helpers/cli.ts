@@ -27,7 +27,7 @@ export const STOP_MS = 10_000;
 export const LINGER_MS = 10_000;
 export const PATIENCE_MS = 60_000;
 
-/** `npm test` builds dist/ first (pretest); a lone run of a file builds it here. The build script does nothing when dist/ is current. */
+/** `npm test` builds dist/ first (scripts/test.mjs); a file run by node --test alone builds it here. The build script does nothing when dist/ is current. */
 export function ensureBuilt(): void {
   execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'pipe' });
 }
@@ -80,7 +80,7 @@ export interface Proc {
 const started: Proc[] = [];
 
 /** The environment of a clean shell: nothing Gatehouse-specific inherited from the test runner. */
-function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if ((KNOWN_VARIABLES as readonly string[]).includes(k) || k.startsWith('GATEHOUSE_') || k.startsWith('NODE_TEST') || k === 'TEST_DATABASE_URL') {

@@ -103,6 +103,9 @@ export async function requestJson(url: string, init: RequestInit = {}): Promise<
     text = await res.text();
   } catch (err) {
     if (init.signal?.aborted) throw err;
+    // a TLS problem does not pass by itself, and "is the server running?" would mislead
+    const tls = timeout.aborted ? undefined : tlsProblem(err, new URL(url));
+    if (tls) throw new ClientFailure(tls);
     const why = timeout.aborted ? `no answer within ${TIMEOUT_MS / 1000} s` : reason(err);
     throw new TransientFailure(`cannot reach ${printable(new URL(url).origin)}: ${why}; check the address and that the server is running`, why);
   }
@@ -134,6 +137,43 @@ function redirected(url: string, location: string | null): RedirectRefused {
       : `${printable(url)} answered with a redirect to nowhere; is this the address of a Gatehouse server?`,
     target,
   );
+}
+
+/** OpenSSL's codes for an answer that is not TLS at all: a plain-http server asked for https. */
+const NOT_TLS = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'ERR_SSL_HTTP_REQUEST']);
+
+/** Node's codes for a certificate it does not trust, in words. */
+const UNTRUSTED: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'it is signed by an authority this machine does not know',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'it is signed by an authority this machine does not know',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its chain cannot be verified (is the intermediate certificate served?)',
+  CERT_HAS_EXPIRED: 'it has expired',
+  CERT_NOT_YET_VALID: 'it is not valid yet (or a clock is wrong)',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'it is for another host name',
+};
+
+/** A TLS failure in words, with what to do; undefined for any other failure. */
+export function tlsProblem(err: unknown, url: URL): string | undefined {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? '';
+  const message = cause?.message ?? '';
+  const origin = printable(url.origin);
+  if (url.protocol === 'https:' && (NOT_TLS.has(code) || /wrong version number|packet length too long|http request/i.test(message))) {
+    const plain = printable(`http://${url.host}`);
+    return (
+      `${origin} does not answer in TLS: the server there speaks plain http. Use ${plain} instead ` +
+      '(only on this machine or a trusted network: the token would travel unencrypted), or set up TLS (https) for the server'
+    );
+  }
+  const untrusted = UNTRUSTED[code];
+  if (untrusted) {
+    return (
+      `the TLS certificate of ${origin} is not trusted: ${untrusted}. Fix the server's certificate, ` +
+      "or, if your own authority signed it, name that authority's certificate in NODE_EXTRA_CA_CERTS=FILE"
+    );
+  }
+  return undefined;
 }
 
 function reason(err: unknown): string {

@@ -10,6 +10,7 @@ import { CLIENT_ENVIRONMENT, CONFIG_DIR_HELP, parseOptions } from '../client/opt
 import { progressView } from '../client/progress.js';
 import { ask } from '../client/prompt.js';
 import { requiredServer, sentInClear } from '../client/server.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { UsageError } from '../usage-error.js';
 
 export const LOGIN_USAGE = `Usage:
@@ -47,7 +48,7 @@ export async function loginCommand(args: string[]): Promise<number> {
   } catch (err) {
     if (interrupt.signal.aborted) {
       process.stderr.write('gatehouse: login cancelled; nothing was stored\n');
-      return 130;
+      return EXIT_INTERRUPTED;
     }
     throw err;
   } finally {

@@ -3,7 +3,9 @@
 // ordinary `serve`, sharing the port, which the primary hands out connection by connection), the
 // first alone so that migrations and a first start's bootstrap run once, then the rest together.
 // A worker that dies later is replaced (at most 5 times a minute, else everything stops with exit
-// 1). SIGTERM or SIGINT stops every worker gracefully; exit 0 when all of them exited 0. With
+// 1). SIGTERM or SIGINT stops every worker gracefully (a repeated signal changes nothing: npm and
+// npx pass each Ctrl-C on, so it arrives twice); when all of them exited 0, the exit code is 0
+// after SIGTERM and 130 after SIGINT, as for a single process (serve.ts). With
 // GATEHOUSE_METRICS_PORT, /metrics is served here, the sum of every worker's (prom-client's
 // cluster aggregation), never by the workers.
 import cluster, { type Worker } from 'node:cluster';
@@ -15,6 +17,7 @@ type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 import type { Config } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { listenFailure } from '../failure-line.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 
 const RESTARTS_PER_MINUTE = 5;
 const SCRAPE_TIMEOUT_MS = 2_000;
@@ -37,7 +40,7 @@ export async function serveWorkers(config: Config): Promise<number> {
   const stop = (signal: string): Promise<number> =>
     (stopping ??= stopAll(logger, signal).then(async (code) => {
       await metricsApp?.close();
-      const result = failed ? 1 : code;
+      const result = failed || code !== 0 ? 1 : signal === 'SIGINT' ? EXIT_INTERRUPTED : 0;
       stopped(result);
       return result;
     }));

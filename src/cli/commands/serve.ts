@@ -2,6 +2,19 @@
 // accepting, finish in-flight requests, write buffered state, close the database. A start that
 // fails closes whatever it opened (the database, and with it the data-folder lock) before the
 // failure is reported, so the process can exit and the next start finds the folder free.
+//
+// One stop signal is enough, and a repeated one never cuts the clean stop short: `npm start` and
+// `npx gatehouse serve` pass the terminal's Ctrl-C on to the process, which the terminal has
+// signalled already (Ctrl-C signals the whole foreground process group), so a single Ctrl-C
+// arrives twice. Were the second one to take Node's default action, the process would die in the
+// middle of its stop, leaving the data-folder lock behind. The stop is bounded (SHUTDOWN_TIMEOUT_MS)
+// and so is the start (the database's connection and statement timeouts); SIGQUIT (Ctrl-\) or
+// SIGKILL end the process at once, as they always do.
+//
+// Exit status: 0 after SIGTERM (how service managers and orchestrators stop a service), 130 after
+// SIGINT (Ctrl-C: 128 + SIGINT, as a shell reports an interrupted command and as `gatehouse login`
+// does; npx's shell reports 130 in any case), 1 when the stop failed or timed out. A cluster
+// worker exits 0 after any clean stop: its primary reports the signal.
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,6 +26,7 @@ import type { Db } from '../../store/db.js';
 import { DatabaseUnreachableError } from '../../store/connection-error.js';
 import { DataDirLockedError, lockLostLine } from '../../store/data-dir-lock.js';
 import { StartFailure, listenFailure } from '../failure-line.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { openConfiguredDb } from './open-db.js';
 import { METRICS_REQUEST, serveWorkers } from './serve-workers.js';
 
@@ -25,8 +39,11 @@ tenant and the first administrators on an empty database (printing generated
 secrets once), loads the signing keys (re-sealing them when
 GATEHOUSE_ENCRYPTION_KEY has a new first key), and listens on HOST:PORT; with
 GATEHOUSE_METRICS_PORT, /metrics is served on HOST:GATEHOUSE_METRICS_PORT.
-SIGTERM or SIGINT stops it: in-flight requests finish, buffered state is
-written, exit 0. A failed start exits non-zero with one line on standard error.
+SIGTERM or SIGINT (Ctrl-C) stops it: in-flight requests finish (for up to
+10 s), buffered state is written, the database is closed; then it exits 0
+after SIGTERM, 130 after SIGINT. A repeated signal does not cut the stop short
+(npm start and npx pass each Ctrl-C on, so it arrives twice); Ctrl-\\ (SIGQUIT)
+ends it at once. A failed start exits non-zero with one line on standard error.
 
 With --workers N (GATEHOUSE_WORKERS; PostgreSQL only) N processes share the
 port, one per core: the first starts alone (migrations, first start), then the
@@ -38,14 +55,9 @@ export async function serveCommand(config: Config): Promise<number> {
   const worker = cluster.isWorker ? cluster.worker : undefined;
   const logger = worker ? createLogger(config.logLevel).child({ worker: worker.id }) : createLogger(config.logLevel);
   // a stop asked for during start-up is honoured once the start is done (the default action, an
-  // immediate exit, would leave the data-folder lock to lapse); a second one exits at once
-  let early: string | undefined;
-  const onEarlySignal = (signal: string) => {
-    if (early) process.exit(1);
-    early = signal;
-  };
-  process.on('SIGTERM', onEarlySignal).on('SIGINT', onEarlySignal);
-  const stopListening = () => process.off('SIGTERM', onEarlySignal).off('SIGINT', onEarlySignal);
+  // immediate exit, would leave the data-folder lock to lapse)
+  let serving = false;
+  const signals = stopSignals(logger, () => serving);
   let db: Db | undefined;
   let service: Service | undefined;
   try {
@@ -57,7 +69,7 @@ export async function serveCommand(config: Config): Promise<number> {
     });
     service = await createService({ config, db, logger });
     // the only time generated secrets are shown: standard output, not the log
-    if (service.bootstrapped) process.stdout.write(formatBootstrapNotice(service.bootstrapped));
+    if (service.bootstrapped) process.stdout.write(formatBootstrapNotice(service.bootstrapped, config.baseUrl));
     await listen(service.app, config.host, config.port, 'PORT');
     // a worker's metrics are served by the primary, summed over the workers (serve-workers.ts)
     if (worker) answerMetricsRequests(service);
@@ -70,16 +82,49 @@ export async function serveCommand(config: Config): Promise<number> {
     await (service ? service.close() : db?.close())?.catch((closeErr: unknown) =>
       logger.error({ err: closeErr }, 'closing after a failed start failed'),
     );
-    stopListening();
+    signals.dispose();
     // the first start committed before it failed: what it printed is all there will ever be
     if (service?.bootstrapped && err instanceof Error) {
       err.message += '; the first-start credentials printed above were created and stay valid: keep them (a later start prints none)';
     }
     throw err;
   }
-  stopListening();
   logger.info({ engine: db.engine, region: config.region, baseUrl: config.baseUrl, metricsPort: config.metricsPort }, 'gatehouse serving');
-  return waitForSignal(service, logger, early);
+  serving = true;
+  const signal = await signals.first;
+  const stopped = await stop(service, logger, signal);
+  signals.dispose();
+  if (stopped !== 0) return stopped;
+  return signal === 'SIGINT' && !worker ? EXIT_INTERRUPTED : 0;
+}
+
+type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/**
+ * Listens for SIGINT and SIGTERM from now until dispose(): `first` resolves with the first one.
+ * Every later one is absorbed (see the head of this file); from the third on, the operator is
+ * told that the stop is under way and how to end the process at once.
+ */
+function stopSignals(logger: Logger, serving: () => boolean): { first: Promise<StopSignal>; dispose(): void } {
+  let received = 0;
+  let resolveFirst!: (signal: StopSignal) => void;
+  const first = new Promise<StopSignal>((resolve) => (resolveFirst = resolve));
+  const on = (signal: StopSignal) => {
+    received++;
+    if (received === 1) {
+      if (!serving()) logger.info({ signal }, 'stop requested during start-up: stopping once started');
+      resolveFirst(signal);
+    } else if (received === 3) {
+      process.stderr.write(
+        `gatehouse: a stop is under way (what is in flight gets up to ${SHUTDOWN_TIMEOUT_MS / 1000} s); ` +
+          "Ctrl-\\ (SIGQUIT) ends the process at once (an embedded data folder's lock then lapses after 15 s)\n",
+      );
+    }
+  };
+  const onInt = () => on('SIGINT');
+  const onTerm = () => on('SIGTERM');
+  process.on('SIGINT', onInt).on('SIGTERM', onTerm);
+  return { first, dispose: () => process.off('SIGINT', onInt).off('SIGTERM', onTerm) };
 }
 
 function answerMetricsRequests(service: Service): void {
@@ -100,29 +145,25 @@ async function listen(app: FastifyInstance, host: string, port: number, variable
   }
 }
 
-function waitForSignal(service: Service, logger: Logger, early: string | undefined): Promise<number> {
+/** The clean stop: 0 when everything closed in time, 1 when it failed or timed out. */
+function stop(service: Service, logger: Logger, signal: StopSignal): Promise<number> {
+  logger.info({ signal }, 'shutting down');
   return new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      const timer = setTimeout(() => {
-        logger.error('shutdown timed out');
+    const timer = setTimeout(() => {
+      logger.error('shutdown timed out');
+      resolve(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    service.close().then(
+      () => {
+        clearTimeout(timer);
+        resolve(0);
+      },
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        clearTimeout(timer);
         resolve(1);
-      }, SHUTDOWN_TIMEOUT_MS);
-      timer.unref();
-      service.close().then(
-        () => {
-          clearTimeout(timer);
-          resolve(0);
-        },
-        (err) => {
-          logger.error({ err }, 'shutdown failed');
-          clearTimeout(timer);
-          resolve(1);
-        },
-      );
-    };
-    if (early) return stop(early);
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+      },
+    );
   });
 }

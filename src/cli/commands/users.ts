@@ -2,14 +2,16 @@
 // the database (no token needed: whoever runs it holds the database). Changes are audited as
 // actor `system:cli`.
 import { parseArgs } from 'node:util';
-import { ROLE_IDS, roleName, type RoleName } from '../../access/roles.js';
+import { ROLE_IDS, ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../../access/roles.js';
 import { systemClock } from '../../clock.js';
 import type { Config, Variable } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
 import { migrateToLatest } from '../../store/migrate.js';
 import { setupPending, type User } from '../../users/model.js';
 import { UserService } from '../../users/service.js';
+import { StartFailure } from '../failure-line.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
 
@@ -24,8 +26,15 @@ export const USERS_USAGE = `Usage:
 Manages the people who sign in, directly on the configured database
 (DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
 database stop serve first: the folder has one owner at a time). Day to day, use
-the GraphQL operations of docs/users.md instead. Changes are audited as
+the GraphQL operations of docs/users.md instead (createUser, users,
+disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited as
 system:cli.
+
+A set-up link is made with this command's settings, which need not be the
+running server's: its address from GATEHOUSE_BASE_URL (else http://HOST:PORT),
+its lifetime from GATEHOUSE_USER_SETUP_TTL. Give the server's values, e.g.
+--base-url https://id.example.com --user-setup-ttl 86400; the command prints
+which it used. Links that createUser returns are the server's own.
 
   create   creates a user in tenant --tenant (default 1, the vendor) with the
            roles given (Administrator, Analyst, Responder, Auditor; Operations
@@ -51,6 +60,61 @@ function roleIdOf(value: string): string {
   const id = ROLE_BY_NAME.get(value.toLowerCase()) ?? value.toLowerCase();
   if (!roleName(id)) throw new UsageError(`unknown role ${JSON.stringify(value)}: use one of ${Object.keys(ROLE_IDS).join(', ')}`);
   return id;
+}
+
+const names = (ids: readonly string[]) => ids.map((id) => roleName(id) ?? id).join(', ');
+
+/** Operations and Support exist only in the vendor tenant: said with the roles' names, before
+ *  anything is opened. */
+function checkRolesFor(tenantId: string, roleIds: readonly string[]): void {
+  if (tenantId === ROOT_TENANT_ID) return;
+  const vendorOnly = roleIds.find((id) => (VENDOR_ROLES as readonly string[]).includes(id));
+  if (vendorOnly) {
+    throw new UsageError(
+      `role ${roleName(vendorOnly)} exists only in the vendor tenant ${ROOT_TENANT_ID}: give --tenant ${ROOT_TENANT_ID}, ` +
+        `or for tenant ${tenantId} one of ${names(TENANT_ROLES)}`,
+    );
+  }
+}
+
+const ROLE_ID_PATTERN = new RegExp(Object.values(ROLE_IDS).join('|'), 'gi');
+
+/** A message of the user service, with every role id in it replaced by the role's name. */
+function withRoleNames(message: string): string {
+  return message.replace(ROLE_ID_PATTERN, (id) => roleName(id.toLowerCase()) ?? id);
+}
+
+/** What to use instead while a server holds the embedded folder: its API does the same. */
+const THROUGH_THE_API: Record<string, string> = {
+  create: "the createUser mutation (its set-up link is then made with the server's own settings)",
+  list: 'the users query',
+  disable: 'the disableUser mutation',
+  enable: 'the enableUser mutation',
+  reset: 'the resetUserSignIn mutation',
+};
+
+/** The refusal when a running server holds the embedded folder: what to do instead. */
+function folderInUse(err: DataDirLockedError, dataDir: string, action: string): StartFailure {
+  if (!err.holder) return new StartFailure(err.message, { cause: err });
+  return new StartFailure(
+    `the embedded database folder ${dataDir} is in use by ${err.holder} (a running gatehouse serve); ` +
+      `users works on the database itself, one process at a time: stop the server and run this again, ` +
+      `or do the same through the running server: ${THROUGH_THE_API[action]} on /graphql, with a token of an Administrator ` +
+      '(gatehouse login, then gatehouse token; docs/users.md)',
+    { cause: err },
+  );
+}
+
+/** A word as a POSIX shell reads it: as it is when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The lifetime in words: "3 days", "300 s". */
+function lifetime(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? '' : 's'}`;
+  if (seconds % 3_600 === 0) return `${seconds / 3_600} hour${seconds === 3_600 ? '' : 's'}`;
+  return `${seconds} s`;
 }
 
 const ROLE_ORDER: string[] = Object.values(ROLE_IDS);
@@ -81,8 +145,15 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
     throw new UsageError(action ? `unknown users action ${action}` : 'users needs an action: create, list, disable, enable or reset');
   }
   const roles = (values.role ?? []).map(roleIdOf);
+  if (action === 'create') checkRolesFor(values.tenant ?? ROOT_TENANT_ID, roles);
 
-  const db = await openConfiguredDb(config);
+  let db: Awaited<ReturnType<typeof openConfiguredDb>>;
+  try {
+    db = await openConfiguredDb(config);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) throw folderInUse(err, config.dataDir, action);
+    throw err;
+  }
   try {
     await migrateToLatest(db.kysely);
     const store = createStore(db.kysely, systemClock);
@@ -94,6 +165,16 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       setupTtlSeconds: config.userSetupTtlSeconds,
     });
     const out = (line: string) => process.stdout.write(`${line}\n`);
+    /** the link, then which settings made it: they are this command's, not necessarily the server's */
+    const link = (url: string, until: Date, email: string, advice = '') => {
+      out(`set-up link (one use, valid ${lifetime(config.userSetupTtlSeconds)}, until ${until.toISOString()}${advice}):`);
+      out(`  ${url}`);
+      out(`made with this command's settings, which may not be the running server's:`);
+      out(`  base URL  ${config.baseUrl}  (GATEHOUSE_BASE_URL, else http://HOST:PORT)`);
+      out(`  lifetime  ${lifetime(config.userSetupTtlSeconds)}  (GATEHOUSE_USER_SETUP_TTL, in seconds)`);
+      out(`if the server's differ, make a new link with them:`);
+      out(`  gatehouse users reset --email ${shellWord(email)} --base-url URL --user-setup-ttl SECONDS`);
+    };
     switch (action) {
       case 'create': {
         const created = await users.createAsOperator(values.tenant ?? '1', {
@@ -102,8 +183,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
           roles: roles.length ? roles : null,
         });
         out(`created ${describe(created.user)}`);
-        out(`set-up link (one use, until ${created.setupExpiresAt.toISOString()}; send it to the person, privately):`);
-        out(`  ${created.setupUrl}`);
+        link(created.setupUrl, created.setupExpiresAt, created.user.email, '; send it to the person, privately');
         return 0;
       }
       case 'list': {
@@ -121,13 +201,12 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       default: {
         const reset = await users.resetSignInAsOperator(needEmail());
         out(`reset ${describe(reset.user)}`);
-        out(`set-up link (one use, until ${reset.setupExpiresAt.toISOString()}):`);
-        out(`  ${reset.setupUrl}`);
+        link(reset.setupUrl, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
         return 0;
       }
     }
   } catch (err) {
-    if (err instanceof AppError) throw new UsageError(err.message);
+    if (err instanceof AppError) throw new UsageError(withRoleNames(err.message));
     throw err;
   } finally {
     await db.close();

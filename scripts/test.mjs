@@ -1,0 +1,102 @@
+// `npm test`: the test runner. With no argument (CI), it builds dist/ (the CLI tests spawn it),
+// type-checks, and runs every test/**/*.test.ts. With files or folders (`npm test --
+// test/cli/ctrl-c.test.ts`), it builds dist/ and runs only those, without the type-check (tsx
+// runs the files without one; `npm run typecheck` does it alone). Options of node's test runner
+// (--test-name-pattern=…, --test-only, …) are passed on.
+//
+// Node 20's runner needs the .ts files named one by one: given a folder, or nothing, it looks
+// only for .js/.cjs/.mjs files, finds none and passes. So folders are expanded here, and a path
+// that names no test file is an error, not an empty pass. The reporters are the suite's: spec on
+// standard error for people, TAP on standard output for CI (its `# tests`, `# pass`, `# fail`).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const USAGE = `Usage: npm test [-- [PATH]... [--test-name-pattern=REGEX] [--test-only]]
+
+  npm test                            build, type-check, run every test/**/*.test.ts
+  npm test -- test/config.test.ts     build, run that file only (no type-check)
+  npm test -- test/cli                build, run every *.test.ts under that folder
+  npm test -- test/cli.test.ts --test-name-pattern='first start'
+                                      only the tests whose name matches
+
+PATH is a test file or a folder, relative to the folder npm was run from (or to
+the repository root). Options starting with --test- go to node's test runner
+(node --test --help lists them). Storage tests run on PGlite, and also on
+PostgreSQL when TEST_DATABASE_URL is set, e.g.
+  TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test -- test/users
+`;
+
+/** Every *.test.ts under `dir`. */
+function testFiles(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.ts')) found.push(path);
+  }
+  return found;
+}
+
+function fail(message) {
+  process.stderr.write(`npm test: ${message}; see npm test -- --help\n`);
+  process.exit(2);
+}
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+const options = [];
+const files = [];
+// npm runs the script from the repository root; INIT_CWD is where it was typed
+const bases = [...new Set([process.env.INIT_CWD, process.cwd(), root].filter(Boolean))];
+for (const arg of args) {
+  if (arg.startsWith('--test-')) {
+    options.push(arg);
+    continue;
+  }
+  if (arg.startsWith('-')) fail(`unknown option ${arg} (options of node's test runner start with --test-)`);
+  const path = bases.map((base) => resolve(base, arg)).find((p) => existsSync(p));
+  if (!path) fail(`no such file or folder: ${arg}`);
+  if (statSync(path).isDirectory()) {
+    const inside = testFiles(path);
+    if (inside.length === 0) fail(`no *.test.ts file under ${arg}`);
+    files.push(...inside.sort());
+  } else files.push(path);
+}
+const everything = files.length === 0;
+
+function run(command, commandArgs) {
+  const r = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit' });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+
+// dist/ is what the CLI tests spawn; the build does nothing when it is current
+let code = run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
+if (code !== 0) process.exit(code);
+if (everything) {
+  code = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']);
+  if (code !== 0) process.exit(code);
+}
+const list = everything ? testFiles(join(root, 'test')).sort() : [...new Set(files)];
+process.exit(
+  run(process.execPath, [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stderr',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    ...options,
+    ...list.map((f) => relative(root, f)),
+  ]),
+);

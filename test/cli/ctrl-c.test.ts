@@ -1,0 +1,119 @@
+// Ctrl-C on every documented start command (`npm start`, `npx gatehouse serve`, `node
+// bin/gatehouse.js serve`), as a person presses it: in a pseudo-terminal, where the terminal
+// signals the whole foreground process group (npm and its child alike) and npm then passes the
+// signal on to its child a second time. Each press must run the clean stop ("shutting down", the
+// data-folder lock removed, exit 130 as the shell shows it), so that the next start, right after,
+// is never refused. Ten times in a row for each command: a stop that loses a race now and then
+// shows up here for `npm start`, where npm's second signal used to kill the process in the middle
+// of its stop 3 times in 4; the other two commands, which get the signal once here (npx runs the
+// command through dash, which does not pass it on), three times each, as each start costs seconds.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PATIENCE_MS, cleanEnv, ensureBuilt, exitOf, freePort, gatehouse, root } from '../helpers/cli.js';
+
+const PRESSES: Record<string, number> = { 'npm start': 10, 'npx gatehouse serve': 3, 'node bin/gatehouse.js serve': 3 };
+
+// Runs COMMAND in a pseudo-terminal N times in a row: waits until it serves, "presses"
+// Ctrl-C (writes ^C to the terminal, whose line discipline turns it into SIGINT for the
+// foreground process group), waits for the end, and prints one JSON line per round.
+const DRIVER = String.raw`
+import json, os, pty, select, sys, time
+presses, datadir, patience = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+command = sys.argv[4:]
+for round in range(presses):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(command[0], command)
+    out = b''
+    def read(seconds, until=None):
+        global out
+        end = time.time() + seconds
+        while time.time() < end:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return False
+            if not data:
+                return False
+            out += data
+            if until is not None and until in out:
+                return True
+        return None
+    served = read(patience, b'gatehouse serving') is True
+    if served:
+        os.write(fd, b'\x03')
+    read(patience)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({
+        'round': round + 1,
+        'served': served,
+        'status': os.waitstatus_to_exitcode(status),
+        'lock_left': os.path.exists(os.path.join(datadir, 'gatehouse.lock')),
+        'output': out.decode('utf-8', 'replace')[-3000:],
+    }), flush=True)
+`;
+
+interface Round {
+  round: number;
+  served: boolean;
+  /** as Python reports it: the exit code, or minus the signal that ended the process */
+  status: number;
+  lock_left: boolean;
+  output: string;
+}
+
+/** 130 as a shell shows it: exit code 130, or death by SIGINT (npx's shell, dash, ends so). */
+const interrupted = (status: number) => status === 130 || status === -2;
+
+describe('Ctrl-C in a terminal on every documented start command: the clean stop, every time', () => {
+  let tmp: string;
+  before(() => {
+    ensureBuilt();
+    tmp = mkdtempSync(join(tmpdir(), 'gatehouse-ctrl-c-'));
+  });
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  for (const command of [
+    ['npm', 'start'],
+    ['npx', 'gatehouse', 'serve'],
+    [process.execPath, 'bin/gatehouse.js', 'serve'],
+  ]) {
+    const name = command[0] === process.execPath ? 'node bin/gatehouse.js serve' : command.join(' ');
+    const presses = PRESSES[name]!;
+    it(`${name}: ${presses} starts, each stopped by one Ctrl-C: "shutting down", lock released, 130`, { timeout: 300_000 }, async () => {
+      const dataDir = join(tmp, name.replace(/\W+/g, '-'));
+      // a migrated and bootstrapped folder: each start below is an ordinary one
+      const m = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: dataDir });
+      assert.equal((await exitOf(m, PATIENCE_MS)).code, 0, m.stderr());
+      const env = cleanEnv({ GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()), npm_config_update_notifier: 'false' });
+      const run = spawnSync('python3', ['-c', DRIVER, String(presses), dataDir, String(PATIENCE_MS / 1000), ...command], {
+        cwd: root,
+        env,
+        encoding: 'utf8',
+        timeout: 280_000,
+      });
+      assert.equal(run.status, 0, `the driver failed:\n${run.stderr}`);
+      const rounds = run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Round);
+      assert.equal(rounds.length, presses);
+      for (const r of rounds) {
+        const seen = `round ${r.round} of ${name}; the terminal showed:\n${r.output}`;
+        assert.ok(r.served, `it served (the previous stop left the folder free): ${seen}`);
+        assert.match(r.output, /"msg":"shutting down"/, `the clean stop ran: ${seen}`);
+        assert.equal(r.lock_left, false, `the data-folder lock was released: ${seen}`);
+        assert.ok(interrupted(r.status), `status 130 (got ${r.status}): ${seen}`);
+        assert.doesNotMatch(r.output, /npm error|a stop is under way/, seen);
+      }
+    });
+  }
+});
