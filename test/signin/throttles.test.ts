@@ -54,7 +54,10 @@ for (const engine of engines()) {
       const { client, csrf } = await atPassword('burst@example.com', '198.51.100.10');
       const answers = await Promise.all(Array.from({ length: AT_ONCE }, () => client.post('/login', { _csrf: csrf, password: WRONG })));
       assert.deepEqual(statuses(answers), { 400: 5, 429: AT_ONCE - 5 }, 'five wrong-password answers, the others told to wait');
-      assert.match(answers.find((a) => a.status === 429)!.text, /Too many attempts\. Try again in 30 seconds/);
+      // refused by the account's count: 30 s; an attempt refused while others were still in flight
+      // may be told the sooner time their giving back made (at least a second)
+      const waits = answers.filter((a) => a.status === 429).map((a) => Number(/Too many attempts\. Try again in (\d+) seconds?\./.exec(a.text)?.[1]));
+      assert.ok(waits.includes(30) && waits.every((w) => w >= 1 && w <= 30), `waits ${waits}`);
     });
 
     it(`${AT_ONCE} wrong codes at once in one session from one address: 5 are checked, the rest wait`, async () => {
