@@ -12,7 +12,9 @@ export interface AttemptStores {
 /** The counts one attempt is made under: kind and value (an address prefix, an account, ...). */
 export type AttemptKeys = readonly (readonly [AttemptKind, string])[];
 
-export type Reservation = { kind: 'reserved'; keys: string[] } | { kind: 'wait'; seconds: number; refusedBy: AttemptKind };
+export type Reservation =
+  /** `counts`: each count with this attempt, by kind */
+  { kind: 'reserved'; keys: string[]; counts: Partial<Record<AttemptKind, number>> } | { kind: 'wait'; seconds: number; refusedBy: AttemptKind };
 
 export class AttemptGate {
   constructor(
@@ -23,11 +25,14 @@ export class AttemptGate {
   async reserve(keys: AttemptKeys): Promise<Reservation> {
     const now = this.clock.now();
     const reserved: string[] = [];
+    const counts: Partial<Record<AttemptKind, number>> = {};
     for (const [kind, value] of keys) {
       const key = attemptKey(kind, value);
       const rule = ATTEMPT_RULES[kind];
-      if (await this.store.attempts.reserveAttempt(key, rule, now)) {
+      const count = await this.store.attempts.reserveAttempt(key, rule, now);
+      if (count !== undefined) {
         reserved.push(key);
+        counts[kind] = count;
         continue;
       }
       for (const k of reserved) await this.store.attempts.releaseAttempt(k);
@@ -35,7 +40,7 @@ export class AttemptGate {
       const seconds = Math.max(1, waitSeconds(rule, await this.store.attempts.findAttempts(key), now));
       return { kind: 'wait', seconds, refusedBy: kind };
     }
-    return { kind: 'reserved', keys: reserved };
+    return { kind: 'reserved', keys: reserved, counts };
   }
 
   /** The attempt succeeded: it no longer counts. */

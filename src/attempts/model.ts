@@ -30,8 +30,10 @@ export const QUIET_SECONDS = 60 * 60;
 export const ATTEMPT_RULES = {
   /** one address, whatever the account (sign-in): one address trying many accounts */
   address: { free: 20, after: 'doubling', resetSeconds: QUIET_SECONDS },
-  /** one account (the address typed) from one address, by a browser not recognised for it */
+  /** one account's passwords (the address typed) from one address, by a browser not recognised for it */
   account: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** one account's second-factor codes from one address, by a browser not recognised for it */
+  code: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** one account's passwords from every browser not recognised for it: guessing spread over
    *  many addresses is bounded, and the owner waits at most one window (an hour) */
   accountAll: { free: 100, after: 'window', resetSeconds: 60 * 60 },
@@ -39,7 +41,7 @@ export const ATTEMPT_RULES = {
    *  who has the password gets that far, so the bound is tight and holds while they keep trying */
   secondFactor: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** a browser that signed in to the account before (its own allowance: nobody else's failures
-   *  count against it, and none of the counts above apply to it) */
+   *  count against it, and none of the counts above apply to it, up to BROWSER_CEILING) */
   browser: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** wrong device user codes from one address */
   userCode: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
@@ -48,6 +50,11 @@ export const ATTEMPT_RULES = {
 } as const satisfies Record<string, AttemptRule>;
 
 export type AttemptKind = keyof typeof ATTEMPT_RULES;
+
+/** A recognised browser with this many failures in its count is treated as any other browser
+ *  until a sign-in succeeds in it (OWASP: a device cookie is locked out after N failures), so a
+ *  lost or shared machine does not get unbounded guesses at the pace of its own delays. */
+export const BROWSER_CEILING = 10;
 
 /** A count under one key. */
 export interface AttemptCount {

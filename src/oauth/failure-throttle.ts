@@ -56,8 +56,10 @@ interface Caller {
 /** An authentication under way (FailureThrottle.begin). */
 export interface TokenAttempt {
   readonly caller: Caller;
-  /** whether the attempt was counted before its secret was checked (a pair not trusted here) */
-  readonly counted: boolean;
+  /** what was counted before the secret was checked: nothing (a trusted pair), the pair's count
+   *  only (a trusted pair that has failed here since it last authenticated), or the pair's and the
+   *  address's (a pair not trusted here) */
+  readonly counted: 'nothing' | 'pair' | 'both';
   /** ends the attempt's lead of its pair's first attempts in this process, if it leads them */
   readonly settle?: () => void;
 }
@@ -107,7 +109,7 @@ export class FailureThrottle {
     const now = this.clock.now();
     const wait = this.localWait(c, now.getTime());
     if (wait > 0) return wait;
-    if (this.isTrusted(c.pair, now.getTime())) return { caller: c, counted: false };
+    if (this.isTrusted(c.pair, now.getTime())) return this.trustedAttempt(c, now);
     // A pair not seen here yet: its first attempt goes alone, the others wait for its verdict. A
     // client starting with a burst of requests then has one counted and checked, and the rest go
     // on as trusted, instead of filling the pair's allowance with attempts that would all succeed.
@@ -131,23 +133,43 @@ export class FailureThrottle {
     }
     try {
       const counted = await this.count(c, now);
-      if (typeof counted === 'number') settle?.();
-      return typeof counted === 'number' ? counted : { caller: c, counted: true, ...(settle ? { settle } : {}) };
+      if (counted === true) return { caller: c, counted: 'both', ...(settle ? { settle } : {}) };
+      settle?.();
+      return counted === 'trusted' ? this.trustedAttempt(c, now) : counted;
     } catch (err) {
       settle?.();
       throw err;
     }
   }
 
-  /** Counts an attempt under the address's and the pair's limits; seconds to wait if either is reached. */
-  private async count(c: Caller, now: Date): Promise<number | true> {
+  /**
+   * A trusted pair's attempt: checked first and counted after while it has not failed here; once
+   * it has (someone at its address is guessing, or it lost its secret), each attempt is counted
+   * under the pair's limit before it is checked, as an untrusted pair's is (the address's limit
+   * still does not apply to it), until it authenticates again.
+   */
+  private async trustedAttempt(c: Caller, now: Date): Promise<number | TokenAttempt> {
+    if (!this.failedHere.has(c.pair)) return { caller: c, counted: 'nothing' };
+    const pair = await this.store.reserveTokenAttempt(c.pairKey, this.pairLimit, now, new Date(now.getTime() - this.windowMs));
+    if (!pair.counted) {
+      this.block(c.pairKey, pair.window);
+      return this.waitFor(pair.window, now.getTime());
+    }
+    if (pair.window.failures >= this.pairLimit) this.block(c.pairKey, pair.window);
+    return { caller: c, counted: 'pair' };
+  }
+
+  /** Counts an attempt under the address's and the pair's limits: true, or seconds to wait if
+   *  either is reached, or 'trusted' (nothing counted) for a pair that authenticated from this
+   *  address in another process, learnt when the address's limit refused it. */
+  private async count(c: Caller, now: Date): Promise<number | true | 'trusted'> {
     const windowStart = new Date(now.getTime() - this.windowMs);
     const address = await this.store.reserveTokenAttempt(c.addressKey, this.addressLimit, now, windowStart);
     if (!address.counted) {
       // past its limit: a client that authenticated from this address (here or elsewhere) still passes
       await this.learnAddressLimit(c, address.window);
       // trusted elsewhere: its attempt is the trusted path's (counted after, if it fails)
-      if (this.isTrusted(c.pair, now.getTime())) return true;
+      if (this.isTrusted(c.pair, now.getTime())) return 'trusted';
       return this.waitFor(address.window, now.getTime());
     }
     // the attempt that reaches the address's limit: this process learns it (and who still passes)
@@ -163,18 +185,20 @@ export class FailureThrottle {
   }
 
   /**
-   * The attempt failed authentication. A counted attempt is already its failure; a trusted pair's
-   * is counted now, and answered 429 (seconds returned) rather than confirmed as a wrong secret
-   * if it went past the pair's limit (attempts of a trusted pair checked together).
+   * The attempt failed authentication. What was counted before is its failure; the rest is
+   * counted now. A trusted pair's first failures (checked together before any was counted) are
+   * answered 429 (seconds returned) rather than confirmed as wrong past the pair's limit.
    */
   async fail(attempt: TokenAttempt): Promise<number> {
     const c = attempt.caller;
     this.failedHere.set(c.pair, true);
     attempt.settle?.();
-    if (attempt.counted) return 0;
+    if (attempt.counted === 'both') return 0;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.windowMs);
+    // a trusted pair's failure counts for its address too, as every failure does
     await this.store.addTokenFailure(c.addressKey, now, windowStart);
+    if (attempt.counted === 'pair') return 0;
     const pair = await this.store.addTokenFailure(c.pairKey, now, windowStart);
     if (pair.failures >= this.pairLimit) this.block(c.pairKey, pair);
     return pair.failures > this.pairLimit ? this.waitFor(pair, now.getTime()) : 0;
@@ -189,7 +213,7 @@ export class FailureThrottle {
   async succeed(attempt: TokenAttempt): Promise<void> {
     const c = attempt.caller;
     const now = this.clock.now().getTime();
-    if (attempt.counted) {
+    if (attempt.counted === 'both') {
       try {
         await this.store.clearTokenFailures(c.pairKey);
         await this.store.releaseTokenAttempt(c.addressKey);
@@ -215,9 +239,9 @@ export class FailureThrottle {
   /** The attempt ended without a verdict on the secret (a fault): a counted attempt is given back. */
   async abandon(attempt: TokenAttempt): Promise<void> {
     try {
-      if (!attempt.counted) return;
+      if (attempt.counted === 'nothing') return;
       await this.store.releaseTokenAttempt(attempt.caller.pairKey);
-      await this.store.releaseTokenAttempt(attempt.caller.addressKey);
+      if (attempt.counted === 'both') await this.store.releaseTokenAttempt(attempt.caller.addressKey);
     } finally {
       attempt.settle?.();
     }

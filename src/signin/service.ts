@@ -10,7 +10,8 @@
 // counts. Every guess (password, code) is counted before it is checked (attempts/gate.ts), so no
 // number of guesses made at once gets more checked than the counts allow.
 import { AttemptGate, type AttemptKeys, type AttemptStores, type Reservation } from '../attempts/gate.js';
-import { ATTEMPT_RULES, attemptKey } from '../attempts/model.js';
+import type { AttemptKind } from '../attempts/model.js';
+import { ATTEMPT_RULES, attemptKey, BROWSER_CEILING, isStale } from '../attempts/model.js';
 import type { Principal } from '../access/principal.js';
 import type { PrincipalStore } from '../access/store.js';
 import { type AuditEvent, principalEvent } from '../audit/model.js';
@@ -71,6 +72,8 @@ const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
 const WRONG_RECOVERY_CODE = 'That recovery code is not right, or it was already used. Each recovery code works once; try another one.';
 const ENROL_CONTEXT = 'session.totp-enrolment';
+/** looked up in place of an account that does not exist, so that it costs the same reads */
+const NO_USER = '00000000-0000-0000-0000-000000000000';
 
 export class SignInService {
   private dummyHash: Promise<string> | undefined;
@@ -133,15 +136,14 @@ export class SignInService {
   async password(session: Session, password: string, attempt: Attempt): Promise<Outcome> {
     const step = session.state.signIn;
     if (step?.step !== 'password') return { kind: 'restart' };
-    const user = step.userId ? await this.store.signIn.findSignInRecordById(step.userId) : undefined;
-    // counted by the address typed, whether or not an account has it
+    // the same reads, counts and argon2 work whether or not an account has the address typed
+    const user = await this.store.signIn.findSignInRecordById(step.userId || NO_USER);
     const account = emailKey(step.email);
     const reservation = await this.gate.reserve(await this.attemptKeys(account, user, attempt, 'password'));
     if (reservation.kind === 'wait') return waitOutcome(reservation);
-    // the same argon2 work whether or not the account exists
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
     if (!(ok && user?.active)) {
-      await this.failed(user, account);
+      await this.failed(user, reservation);
       return { kind: 'failed', message: WRONG_PASSWORD };
     }
     // a right password is not a failure: its attempt no longer counts
@@ -174,7 +176,7 @@ export class SignInService {
       passed = accepted !== undefined && (await this.store.signIn.advanceTotpStep(user.id, accepted));
     }
     if (!passed) {
-      await this.failed(user, emailKey(user.email));
+      await this.failed(user, reservation);
       return { kind: 'failed', message: recovery ? WRONG_RECOVERY_CODE : WRONG_CODE };
     }
     let notice: string | undefined;
@@ -214,7 +216,7 @@ export class SignInService {
     const now = this.clock.now();
     const accepted = acceptTotp(base32, code, now, null);
     if (accepted === undefined) {
-      await this.failed(user, emailKey(user.email));
+      await this.failed(user, reservation);
       return { kind: 'failed', message: WRONG_CODE };
     }
     const recoveryCodes = newRecoveryCodes();
@@ -333,12 +335,12 @@ export class SignInService {
     // what others tried since: told to the owner on the first page, before the counts are cleared
     const elsewhere = await this.failuresElsewhere(account, prefix);
     const browser = await this.recognise(attempt.browser, user.id);
-    // The owner's success clears their own counts: this address's, this browser's, and the second
-    // factor's (the owner just proved theirs). Not the account-wide count of passwords from
-    // unrecognised browsers: an attacker would get a fresh hundred at every sign-in of the owner.
+    // The owner's success clears their own counts: this address's and this browser's. Not the
+    // account-wide ones (passwords and codes from unrecognised browsers): an attacker would get a
+    // fresh allowance at every sign-in of the owner.
     await this.gate.clear([
       ['account', `${account}|${prefix}`],
-      ['secondFactor', account],
+      ['code', `${account}|${prefix}`],
       ['browser', `${hashBrowserSecret(browser).toString('hex')}|${user.id}`],
     ]);
     const returnTo = session.state.returnTo ?? '/console';
@@ -346,48 +348,65 @@ export class SignInService {
     return { kind: 'signedIn', issued, returnTo, browser };
   }
 
-  /** The counts an attempt is made under: a recognised browser's own, or else those of the
-   *  address, the account from the address, and the account from every unrecognised browser. */
+  /**
+   * The counts an attempt is made under: a recognised browser's own (unless it reached its
+   * ceiling), or else those of the address, the account from the address, and the account from
+   * every unrecognised browser. The same reads whether or not the account exists.
+   */
   private async attemptKeys(account: string, user: SignInRecord | undefined, attempt: Attempt, factor: 'password' | 'code'): Promise<AttemptKeys> {
     const browser = attempt.browser;
-    if (user && browser && BROWSER_SECRET_PATTERN.test(browser)) {
+    if (browser && BROWSER_SECRET_PATTERN.test(browser)) {
       const hash = hashBrowserSecret(browser);
-      if (await this.store.signIn.isRecognisedBrowser(hash, user.id, this.clock.now())) return [['browser', `${hash.toString('hex')}|${user.id}`]];
+      const now = this.clock.now();
+      if (await this.store.signIn.isRecognisedBrowser(hash, user?.id ?? NO_USER, now)) {
+        const key: [AttemptKind, string] = ['browser', `${hash.toString('hex')}|${user!.id}`];
+        const own = await this.store.attempts.findAttempts(attemptKey(...key));
+        if (!own || isStale(ATTEMPT_RULES.browser, own, now) || own.attempts < BROWSER_CEILING) return [key];
+      }
     }
     const prefix = addressPrefix(attempt.address);
-    return [['address', prefix], ['account', `${account}|${prefix}`], factor === 'password' ? ['accountAll', account] : ['secondFactor', account]];
+    return factor === 'password'
+      ? [
+          ['address', prefix],
+          ['account', `${account}|${prefix}`],
+          ['accountAll', account],
+        ]
+      : [
+          ['address', prefix],
+          ['code', `${account}|${prefix}`],
+          ['secondFactor', account],
+        ];
   }
 
-  /** After a failure of an existing account: the first time its account-wide allowance is used
-   *  up in a window, an audit event (its administrators see that it is under attack). */
-  private async failed(user: SignInRecord | undefined, account: string): Promise<void> {
+  /** After a failure of an existing account: the attempt that used up its account-wide allowance
+   *  in a window writes an audit event (its administrators see that it is under attack). Decided
+   *  from the counts the reservation returned: no read that an unknown address would not make. */
+  private async failed(user: SignInRecord | undefined, reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
     if (!user) return;
     for (const kind of ['accountAll', 'secondFactor'] as const) {
-      const count = await this.store.attempts.findAttempts(attemptKey(kind, account));
-      if (count?.attempts === ATTEMPT_RULES[kind].free) {
-        await this.store.audit.insertEvent(
-          principalEvent(
-            { kind: 'user', id: user.id },
-            this.clock.now(),
-            user.tenantId,
-            'user.sign_in_throttled',
-            { kind: 'user', id: user.id },
-            {
-              factor: kind === 'accountAll' ? 'password' : 'second_factor',
-              failures: count.attempts,
-              since: count.firstAt.toISOString(),
-            },
-          ),
-        );
-      }
+      if (reservation.counts[kind] !== ATTEMPT_RULES[kind].free) continue;
+      await this.store.audit.insertEvent(
+        principalEvent(
+          { kind: 'user', id: user.id },
+          this.clock.now(),
+          user.tenantId,
+          'user.sign_in_throttled',
+          { kind: 'user', id: user.id },
+          {
+            factor: kind === 'accountAll' ? 'password' : 'second_factor',
+            failures: reservation.counts[kind],
+          },
+        ),
+      );
     }
   }
 
   /** Words for the owner about failed attempts on their account from other addresses, if any. */
   private async failuresElsewhere(account: string, prefix: string): Promise<string | undefined> {
-    const here = (await this.store.attempts.findAttempts(attemptKey('account', `${account}|${prefix}`)))?.attempts ?? 0;
-    const passwords = Math.max(0, ((await this.store.attempts.findAttempts(attemptKey('accountAll', account)))?.attempts ?? 0) - here);
-    const codes = Math.max(0, ((await this.store.attempts.findAttempts(attemptKey('secondFactor', account)))?.attempts ?? 0) - here);
+    const count = async (kind: AttemptKind, value: string) => (await this.store.attempts.findAttempts(attemptKey(kind, value)))?.attempts ?? 0;
+    // the account-wide counts less this address's own (the owner's typing), like from like
+    const passwords = Math.max(0, (await count('accountAll', account)) - (await count('account', `${account}|${prefix}`)));
+    const codes = Math.max(0, (await count('secondFactor', account)) - (await count('code', `${account}|${prefix}`)));
     const parts: string[] = [];
     if (passwords > 0) parts.push(`Recently ${times(passwords, 'wrong password')} tried for your account from other places.`);
     if (codes > 0) {

@@ -23,20 +23,21 @@ export function attemptStore(db: Kysely<Database>): AttemptStore {
           : sql<boolean>`sign_in_failures.last_failure_at + make_interval(secs => least(${FIRST_DELAY_SECONDS}::float8 * power(2::float8, least(sign_in_failures.failures - ${rule.free}::int, 20)), ${MAX_DELAY_SECONDS}::float8)) <= ${now}`;
       const row = await db
         .insertInto('sign_in_failures')
-        .values({ key, failures: 1, first_failure_at: now, last_failure_at: now })
+        .values({ key, failures: 1, first_failure_at: now, last_failure_at: now, previous_failure_at: null })
         .onConflict((oc) =>
           oc
             .column('key')
             .doUpdateSet({
               failures: sql`case when ${stale} then 1 else sign_in_failures.failures + 1 end`,
               first_failure_at: sql`case when ${stale} then excluded.first_failure_at else sign_in_failures.first_failure_at end`,
+              previous_failure_at: sql`case when ${stale} then null else sign_in_failures.last_failure_at end`,
               last_failure_at: sql`excluded.last_failure_at`,
             })
             .where(sql<boolean>`${stale} or sign_in_failures.failures < ${rule.free}::int or ${delayOver}`),
         )
         .returning('failures')
         .executeTakeFirst();
-      return row !== undefined;
+      return row?.failures;
     },
 
     async findAttempts(key) {
@@ -51,7 +52,10 @@ export function attemptStore(db: Kysely<Database>): AttemptStore {
     async releaseAttempt(key) {
       await db
         .updateTable('sign_in_failures')
-        .set({ failures: sql`sign_in_failures.failures - 1` })
+        .set({
+          failures: sql`sign_in_failures.failures - 1`,
+          last_failure_at: sql`coalesce(sign_in_failures.previous_failure_at, sign_in_failures.last_failure_at)`,
+        })
         .where('key', '=', key)
         .where('failures', '>', 0)
         .execute();

@@ -217,6 +217,8 @@ export interface SignInFailuresTable {
   failures: number;
   first_failure_at: Timestamp;
   last_failure_at: Timestamp;
+  /** the last attempt before the latest: where a given-back attempt leaves the count's time */
+  previous_failure_at: NullableTimestamp;
 }
 
 /** Browsers that signed in to an account before (signin/recognised-browser.ts). */

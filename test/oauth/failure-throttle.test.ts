@@ -99,12 +99,26 @@ for (const engine of engines()) {
       assert.equal(await guess(t, 'own', ATTACKER, true), 200);
       const attempts = await Promise.all(Array.from({ length: 6 }, () => t.begin('own', ATTACKER)));
       assert.ok(
-        attempts.every((a) => typeof a !== 'number' && !a.counted),
+        attempts.every((a) => typeof a !== 'number' && a.counted === 'nothing'),
         'no database on the trusted path',
       );
       const answers = await Promise.all(attempts.map(async (a) => ((await t.fail(a as Exclude<typeof a, number>)) > 0 ? 429 : 401)));
       assert.deepEqual(answers.sort(), [401, 401, 401, 429, 429, 429]);
       assert.equal(await guess(t, 'own', ATTACKER, true), 429, 'then refused before checking');
+    });
+
+    it('once a trusted pair has failed here, its attempts are counted before they are checked, under its own limit only', async () => {
+      await fresh();
+      const t = throttle({ pairLimit: 4, addressLimit: 4 });
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200);
+      assert.equal(await guess(t, 'own', ATTACKER), 401);
+      // ten wrong secrets at once: three more are checked (the pair's limit is 4), the rest refused unchecked
+      const answers = await Promise.all(Array.from({ length: 10 }, () => guess(t, 'own', ATTACKER)));
+      assert.deepEqual([answers.filter((a) => a === 401).length, answers.filter((a) => a === 429).length], [3, 7]);
+      // those four failures used up the address's limit (4); the trusted pair is not held by it
+      assert.equal(await guess(t, 'stranger', ATTACKER, true), 429, 'a client new to the address waits');
+      clock.advance(5 * 60_000);
+      assert.equal(await guess(t, 'own', ATTACKER, true), 200, 'the window ends');
     });
 
     it('is exact across processes: failures spread over two count once, and a limit reached in one holds in the other', async () => {

@@ -31,7 +31,12 @@ for (const engine of engines()) {
 
     /** A browser at `address` on the password step for `email`: its password form's token. */
     async function atPassword(email: string, address: string, client = new PageClient(t, undefined, address)) {
-      const first = await client.get('/login');
+      let first = await client.get('/login');
+      // a browser left at a later step goes back to the address first
+      if (!/E-mail address/.test(first.text)) {
+        await client.post('/login/restart', { _csrf: client.csrf(first) });
+        first = await client.get('/login');
+      }
       assert.equal((await client.post('/login', { _csrf: client.csrf(first), email })).status, 303);
       const page = await client.get('/login');
       assert.match(page.text, /Enter your password/);
@@ -203,6 +208,72 @@ for (const engine of engines()) {
       // an unrecognised browser at the same address is not held up by the owner's mistakes
       const other = new PageClient(t, undefined, laptop.address);
       assert.equal((await signIn(other, 'own@example.com', owner.key)).status, 303);
+    });
+
+    it('a recognised browser that reaches its ceiling (10 failures) is counted as any other browser until it signs in', async () => {
+      const owner = await signedInUser(t, 'ceiling@example.com');
+      const laptop = owner.client;
+      await laptop.post('/logout', { _csrf: laptop.csrf(await laptop.get('/console')) });
+      const accountWide = async () =>
+        (await t.db.kysely.selectFrom('sign_in_failures').select('failures').where('key', '=', 'accountAll:ceiling@example.com').executeTakeFirst())
+          ?.failures ?? 0;
+      // one wrong password, waiting out the browser's own delays (a sign-in session lasts 15
+      // minutes at most, so each attempt starts one)
+      const wrongOnce = async (i: number) => {
+        const { csrf } = await atPassword('ceiling@example.com', laptop.address, laptop);
+        const wrong = await laptop.post('/login', { _csrf: csrf, password: `${WRONG} ${i}` });
+        if (wrong.status !== 429) return wrong.status;
+        t.clock.advance(Number(wrong.headers['retry-after']) * 1000);
+        const fresh = await atPassword('ceiling@example.com', laptop.address, laptop);
+        return (await laptop.post('/login', { _csrf: fresh.csrf, password: `${WRONG} ${i}` })).status;
+      };
+      for (let i = 0; i < 10; i++) assert.equal(await wrongOnce(i), 400);
+      assert.equal(await accountWide(), 0, 'a recognised browser does not count against the account');
+      t.clock.advance(15 * 60_000);
+      assert.equal(await wrongOnce(10), 400);
+      assert.equal(await accountWide(), 1, 'past its ceiling the browser counts like any other');
+      // a sign-in in it makes it recognised afresh
+      assert.equal((await signIn(laptop, 'ceiling@example.com', owner.key)).status, 303);
+      await laptop.post('/logout', { _csrf: laptop.csrf(await laptop.get('/console')) });
+      const again = await atPassword('ceiling@example.com', laptop.address, laptop);
+      assert.equal((await laptop.post('/login', { _csrf: again.csrf, password: WRONG })).status, 400);
+      assert.equal(await accountWide(), 1, 'recognised again: its own count only');
+    });
+
+    it('a right answer gives its attempt back without moving the wait on: after five typos and the wait, the password and the code go through', async () => {
+      const owner = await signedInUser(t, 'typos@example.com');
+      const laptop = owner.client;
+      await laptop.post('/logout', { _csrf: laptop.csrf(await laptop.get('/console')) });
+      const { csrf } = await atPassword('typos@example.com', laptop.address, laptop);
+      for (let i = 0; i < 5; i++) assert.equal((await laptop.post('/login', { _csrf: csrf, password: WRONG })).status, 400);
+      t.clock.advance(31_000);
+      assert.equal((await laptop.post('/login', { _csrf: csrf, password: PASSWORD })).status, 303);
+      const page = await laptop.get('/login');
+      assert.match(page.text, /Enter your code/);
+      t.clock.advance(30_000);
+      const done = await laptop.post('/login', { _csrf: laptop.csrf(page), code: totpCodeAt(owner.key, t.clock.now()) });
+      assert.equal(done.status, 303, 'the code is checked, not held up by the password attempt given back');
+    });
+
+    it("the owner's own typing does not hide wrong codes tried by someone who has the password", async () => {
+      const owner = await signedInUser(t, 'known-password@example.com');
+      // someone with the password tries two wrong codes from elsewhere
+      const thief = await atPassword('known-password@example.com', '10.50.0.1');
+      assert.equal((await thief.client.post('/login', { _csrf: thief.csrf, password: PASSWORD })).status, 303);
+      const codePage = await thief.client.get('/login');
+      for (const code of ['000000', '111111'])
+        assert.equal((await thief.client.post('/login', { _csrf: thief.client.csrf(codePage), code })).status, 400);
+      // the owner, in a new browser, mistypes the password twice, then signs in
+      const phone = new PageClient(t, undefined, '192.0.2.77');
+      const { csrf } = await atPassword('known-password@example.com', phone.address, phone);
+      for (let i = 0; i < 2; i++) assert.equal((await phone.post('/login', { _csrf: csrf, password: WRONG })).status, 400);
+      assert.equal((await phone.post('/login', { _csrf: csrf, password: PASSWORD })).status, 303);
+      const code = await phone.get('/login');
+      t.clock.advance(30_000);
+      assert.equal((await phone.post('/login', { _csrf: phone.csrf(code), code: totpCodeAt(owner.key, t.clock.now()) })).status, 303);
+      const landing = await phone.get('/console');
+      assert.match(landing.text, /Recently 2 wrong codes were tried after a correct password: if that was not you, someone knows your password/);
+      assert.doesNotMatch(landing.text, /wrong passwords? w/, "the owner's own two typos are not reported as someone else's");
     });
   });
 }

@@ -120,8 +120,8 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
 <button type="submit">Continue</button>
 </form>
 ${
-  device
-    ? html`<p class="hint">Not your account? Start again at your command line with the account you want.</p>`
+  session.state.signInFor
+    ? html`<form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Not ${step.email}? Sign in with another account instead</button></form>`
     : html`<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`
 }`,
           );
