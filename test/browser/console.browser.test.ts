@@ -229,10 +229,14 @@ for (const engine of engines()) {
       );
       assert.equal(new Set(cells.map((c) => c.x)).size, 1, 'one under the other');
       await shot(p, 'phone-3-list');
+      await p.getByRole('link', { name: 'Delete Phone client' }).click();
+      await p.getByRole('heading', { name: 'Delete client Phone client?' }).waitFor();
+      assert.ok(await fits(), 'the confirmation, client id included');
+      await shot(p, 'phone-4-confirm-delete');
       await p.goto(`${base}/console/credentials?tenant=987654321`);
       await p.getByRole('heading', { name: 'Tenant not found' }).waitFor();
       assert.ok(await fits(), 'the refusal');
-      await shot(p, 'phone-4-refused');
+      await shot(p, 'phone-5-refused');
       await phone.close();
     });
 

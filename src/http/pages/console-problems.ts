@@ -56,7 +56,6 @@ interface Rule {
 }
 
 const inTenant = (c: ProblemContext) => (c.tenant ? c.tenant.name : 'this tenant');
-const LOST_SECRET = 'If nobody has it any more, delete the client and create a new one.';
 
 const RULES: readonly Rule[] = [
   {
@@ -65,13 +64,13 @@ const RULES: readonly Rule[] = [
     message: /not the current secret/,
     words: () => ({
       message: 'That is not the current secret of this client.',
-      advice: `Paste the secret the client uses now, exactly as it was shown (it begins with gatehouse_cs_). ${LOST_SECRET}`,
+      advice: 'Paste the secret the client uses now, exactly as it was shown (it begins with gatehouse_cs_).',
     }),
   },
   {
     code: 'BAD_USER_INPUT',
     field: 'secret',
-    words: () => ({ message: 'Enter the current secret of this client.', advice: `Holding it is what allows a rotation. ${LOST_SECRET}` }),
+    words: () => ({ message: 'Enter the current secret of this client.', advice: 'Holding it is what allows a rotation.' }),
   },
   {
     code: 'BAD_USER_INPUT',

@@ -137,9 +137,9 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 .error p { margin: .25rem 0; }
 .lead { margin-top: 0; }
 .pager { display: flex; gap: 1.5rem; align-items: baseline; }
-.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; }
+.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .35rem 1.25rem; }
 .facts dt { color: var(--muted); }
-.facts dd { margin: 0; }
+.facts dd { margin: 0; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* a phone: the page fills the screen, and a table of class stack shows each row as a block, its cells labelled (data-label) */
 @media (max-width: 32rem) {
