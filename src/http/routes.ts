@@ -62,6 +62,12 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   // GET/POST /login, GET /login/setup, POST /logout, GET /console: browser pages (session cookie)
   await registerSignInPages(app, { services, baseUrl: config.baseUrl, vendor: config.vendorName });
 
+  // GET /: the service's address opened in a browser goes to sign-in (which sends a signed-in
+  // person on to /console); GET /favicon.ico, which browsers ask for by themselves: no icon, no
+  // content (204, cached for a day), so neither the browser nor the log reports a failure
+  app.get('/', async (_req, reply) => reply.redirect('/login', 302));
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
+
   // POST /public/query (also /query, /public-test/query): tenant interface (Bearer)
   await registerGraphQLRoute(app, {
     paths: ['/public/query', '/query', '/public-test/query'],

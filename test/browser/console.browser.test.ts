@@ -2,8 +2,10 @@
 // helpers/chromium.ts), on both engines: sign in through a set-up link, pick the tenant, create a
 // credential (its secret works at the token endpoint, the copy button copies it; without
 // JavaScript there is no button and the secret can still be selected), rotate the secret (the old
-// one stops, the new one works), delete after confirmation; no script error and no
-// Content-Security-Policy violation on any page. Screenshots: test-artifacts/<engine>-console-*.png.
+// one stops, the new one works), delete after confirmation; a refusal keeps the header and says
+// what to do; on a phone (390 px) nothing is wider than the screen and each client's actions are
+// in view; no script error and no Content-Security-Policy violation on any page. Screenshots:
+// test-artifacts/<engine>-console-*.png.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,6 +104,7 @@ for (const engine of engines()) {
       await page.getByRole('button', { name: 'Create credential' }).click();
 
       await page.getByRole('heading', { name: 'Credential created' }).waitFor();
+      assert.equal(await page.getByText('previous secret').count(), 0, 'a new client has no previous secret');
       clientId = await page.getByLabel('Client ID').inputValue();
       secret = await page.getByLabel('Client secret').inputValue();
       assert.match(secret, /^gatehouse_cs_/);
@@ -178,12 +181,63 @@ for (const engine of engines()) {
       assert.equal(await tokenStatus(clientId, secret), 401);
     });
 
-    it('a refusal is a page that says what to do', async () => {
+    it('a refusal is a page under the header that says what to do', async () => {
       await page.goto(`${base}/console/credentials?tenant=987654321`);
-      await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+      await page.getByRole('heading', { name: 'Tenant not found' }).waitFor();
+      await page.getByRole('alert').getByText('No tenant 987654321 is visible to you.').waitFor();
+      await page.getByText('Check the id, or pick a tenant from your list.').waitFor();
+      await page.getByText('Signed in as console@acme.test').waitFor();
+      assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible(), 'the way out stays');
       await shot(page, '10-refused');
       await page.getByRole('link', { name: 'Back to your tenants' }).click();
       await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
+    });
+
+    it('on a phone: nothing wider than the screen, each client stacked with its actions in view', async () => {
+      const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      await phone.addCookies(await context.cookies());
+      const p = await watched(phone);
+      // strings run in the page (these tests are compiled without the DOM's types)
+      const fits = async () => p.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth');
+      await p.goto(`${base}/console`);
+      assert.ok(await fits(), 'the tenants');
+      await shot(p, 'phone-1-tenants');
+      await p.getByRole('link', { name: 'Acme Retail' }).click();
+      await p.getByRole('link', { name: 'Create a credential' }).click();
+      await p.getByLabel('Name').fill('Phone client');
+      await p.getByRole('button', { name: 'Create credential' }).click();
+      await p.getByRole('heading', { name: 'Credential created' }).waitFor();
+      assert.ok(await fits(), 'the secret page');
+      const secretBox = (await p.getByLabel('Client secret').boundingBox())!;
+      assert.ok(secretBox.width > 300, `the secret's field takes the width of the screen: ${secretBox.width}`);
+      await shot(p, 'phone-2-secret');
+      await p.getByRole('link', { name: /back to the credentials/ }).click();
+      const row = p.getByRole('row', { name: /Phone client/ });
+      await row.waitFor();
+      assert.ok(await fits(), 'the list');
+      for (const name of ['Rotate secret of Phone client', 'Delete Phone client']) {
+        const box = (await p.getByRole('link', { name }).boundingBox())!;
+        assert.ok(box.x >= 0 && box.x + box.width <= 390, `${name} is on the screen: ${JSON.stringify(box)}`);
+      }
+      const cells = await p.evaluate<{ x: number; label: string }[]>(
+        `[...[...document.querySelectorAll('tbody tr')].find((tr) => tr.textContent.includes('Phone client')).querySelectorAll('td[data-label]')].map((td) => ({ x: Math.round(td.getBoundingClientRect().left), label: getComputedStyle(td, '::before').content }))`,
+      );
+      assert.deepEqual(
+        cells.map((c) => c.label),
+        ['"Client ID: "', '"Roles: "', '"Created: "', '"Last used: "'],
+        'each value after its label',
+      );
+      assert.equal(new Set(cells.map((c) => c.x)).size, 1, 'one under the other');
+      await shot(p, 'phone-3-list');
+      await p.getByRole('link', { name: 'Delete Phone client' }).click();
+      await p.getByRole('heading', { name: 'Delete client Phone client?' }).waitFor();
+      assert.ok(await fits(), 'the confirmation, client id included');
+      await shot(p, 'phone-4-confirm-delete');
+      await p.goto(`${base}/console/credentials?tenant=987654321`);
+      await p.getByRole('heading', { name: 'Tenant not found' }).waitFor();
+      assert.ok(await fits(), 'the refusal');
+      await shot(p, 'phone-5-refused');
+      await phone.close();
     });
 
     it('no script error and no Content-Security-Policy violation', () => {

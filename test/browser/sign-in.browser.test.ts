@@ -1,8 +1,10 @@
 // Sign-in and device login in a real browser (Debian's chromium driven by playwright-core), on
 // both engines: a set-up link through password and authenticator enrolment to the console, a
-// later sign-in with a code, a sign-in with a recovery code, sign-out; device login approved
-// (the token works, once), denied, and refused for another account; no Content-Security-Policy
-// violation on any page. Screenshots are kept in test-artifacts/ for a person to look at.
+// later sign-in with a code, a sign-in with a recovery code, sign-out; the recovery codes laid
+// out whole at 1280 and 390 px, copied and downloaded (and without script still there as text);
+// links in the accent colour; device login approved (the token works, once), denied, and refused
+// for another account; no Content-Security-Policy violation on any page. Screenshots are kept in
+// test-artifacts/ for a person to look at.
 //
 // CI (.ci/run) installs chromium and sets CI_REQUIRE_BROWSER=1, so there this test cannot be
 // skipped; elsewhere it is skipped, saying why, when /usr/bin/chromium is missing.
@@ -10,7 +12,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
@@ -37,8 +40,8 @@ for (const engine of engines()) {
       await t?.close();
     });
 
-    async function newPage(): Promise<Page> {
-      const context = await browser.newContext();
+    async function newPage(options: BrowserContextOptions = {}): Promise<Page> {
+      const context = await browser.newContext(options);
       const page = await context.newPage();
       page.on('console', (m) => {
         if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
@@ -55,6 +58,39 @@ for (const engine of engines()) {
 
     let key = '';
     let recoveryCodes: string[] = [];
+
+    interface CodesLayout {
+      columns: number;
+      lines: number[];
+      numberNeeds: number;
+      between: number | null;
+      overflow: boolean;
+    }
+
+    /** How the recovery codes lie on the page: the columns, the lines each code takes, the room
+     *  between the first column's codes and the second column's (where its numbers stand), and
+     *  what a number needs there to stand apart: " 10. " in the list's font. */
+    const codesLayout = (page: Page) =>
+      // a string, run in the page (these tests are compiled without the DOM's types)
+      page.evaluate<CodesLayout>(`(() => {
+        const list = document.querySelector('ol.codes');
+        const range = document.createRange();
+        const items = [...list.querySelectorAll('li')].map((li) => {
+          range.selectNodeContents(li);
+          return { left: Math.round(li.getBoundingClientRect().left), right: range.getBoundingClientRect().right, lines: range.getClientRects().length };
+        });
+        const lefts = [...new Set(items.map((i) => i.left))].sort((a, b) => a - b);
+        const first = items.filter((i) => i.left === lefts[0]);
+        const measure = document.createElement('canvas').getContext('2d');
+        measure.font = getComputedStyle(list).font;
+        return {
+          columns: lefts.length,
+          lines: items.map((i) => i.lines),
+          numberNeeds: measure.measureText(' 10. ').width,
+          between: lefts.length > 1 ? lefts[1] - Math.max(...first.map((i) => i.right)) : null,
+          overflow: document.documentElement.scrollWidth > window.innerWidth,
+        };
+      })()`);
 
     it('first sign-in through a set-up link: password, authenticator, recovery codes, console', async () => {
       const page = await newPage();
@@ -76,6 +112,11 @@ for (const engine of engines()) {
       await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
       recoveryCodes = await page.locator('ol.codes li').allInnerTexts();
       assert.equal(recoveryCodes.length, 10);
+      const layout = await codesLayout(page);
+      assert.equal(layout.columns, 2, 'two columns at 1280 px');
+      assert.deepEqual(layout.lines, Array(10).fill(1), 'each code on one line');
+      assert.ok(layout.between! >= layout.numberNeeds, `the second column's numbers clear the first column's codes: ${JSON.stringify(layout)}`);
+      assert.equal(layout.overflow, false);
       await shot(page, '3-recovery-codes');
       await page.getByRole('link', { name: /continue/ }).click();
       await page.getByText('Signed in as').waitFor();
@@ -99,6 +140,72 @@ for (const engine of engines()) {
         ['gatehouse_browser'],
         'signing out keeps the recognition',
       );
+      await page.context().close();
+    });
+
+    it('the recovery codes on a phone: whole, one column; copied, and downloaded as a text file', async () => {
+      const page = await newPage({ viewport: { width: 390, height: 844 } });
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      await page.goto(base + (await setupPath('phone@example.com')));
+      await page.getByLabel('New password').fill(PASSWORD);
+      await page.getByLabel('The same password again').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const phoneKey = (await page.locator('code').innerText()).replace(/\s/g, '');
+      await page.getByLabel('Code the app now shows').fill(totpCodeAt(phoneKey, t.clock.now()));
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+      const codes = await page.locator('ol.codes li').allInnerTexts();
+      const layout = await codesLayout(page);
+      assert.equal(layout.columns, 1, 'one column at 390 px');
+      assert.deepEqual(layout.lines, Array(10).fill(1), 'no code broken at a hyphen');
+      assert.equal(layout.overflow, false, 'nothing wider than the screen');
+
+      await page.getByRole('button', { name: 'Copy codes' }).click();
+      await page.locator('#recovery-codes-status').getByText('Copied.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), codes.join('\n'), 'the clipboard holds the codes, one a line');
+
+      const download = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'Download as .txt' }).click();
+      const file = await download;
+      assert.equal(file.suggestedFilename(), 'vendor-recovery-codes.txt');
+      const text = await readFile((await file.path())!, 'utf8');
+      assert.match(text, /^Vendor recovery codes\. Each one signs you in once, in place of a code from your authenticator app\.\n\n/);
+      assert.deepEqual(text.trim().split('\n').slice(2), codes, 'the codes, one a line');
+      await page.locator('#recovery-codes-status').getByText('Download started: vendor-recovery-codes.txt.').waitFor();
+      await shot(page, '3b-recovery-codes-phone');
+      await page.getByRole('link', { name: /continue/ }).click();
+      await page.getByText('Signed in as').waitFor();
+      await page.context().close();
+    });
+
+    it('without JavaScript the recovery codes are text to select, and no button shows', async () => {
+      const page = await newPage({ javaScriptEnabled: false });
+      await page.goto(base + (await setupPath('no-script@example.com')));
+      await page.getByLabel('New password').fill(PASSWORD);
+      await page.getByLabel('The same password again').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const plainKey = (await page.locator('code').innerText()).replace(/\s/g, '');
+      await page.getByLabel('Code the app now shows').fill(totpCodeAt(plainKey, t.clock.now()));
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+      assert.equal(await page.getByRole('button').count(), 0, 'hidden buttons are no buttons');
+      const codes = await page.locator('ol.codes li').allInnerTexts();
+      assert.equal(codes.length, 10);
+      for (const code of codes) assert.match(code, /^[0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{4}$/);
+      await page.context().close();
+    });
+
+    it("links are in the accent colour, not the browser's blue", async () => {
+      const page = await newPage();
+      await page.goto(`${base}/login`);
+      // a form sent after its session ended: the page that links back to sign-in
+      await page.context().clearCookies();
+      await page.getByLabel('E-mail address').fill('browser@example.com');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByRole('heading', { name: 'This form has expired' }).waitFor();
+      const colours = await page.evaluate<string[]>(`[...document.querySelectorAll('a:not(.button)')].map((a) => getComputedStyle(a).color)`);
+      assert.ok(colours.length > 0);
+      assert.deepEqual([...new Set(colours)], ['rgb(31, 79, 209)']);
       await page.context().close();
     });
 

@@ -126,7 +126,7 @@ for (const engine of engines()) {
         /<th scope="col">Name<\/th><th scope="col">Client ID<\/th><th scope="col">Roles<\/th><th scope="col">Created<\/th><th scope="col">Last used<\/th>/,
       );
       const row = new RegExp(
-        `<th scope="row">Nightly export</th>\\s*<td><code>${seeded.clientId}</code></td>\\s*<td>Analyst, Auditor</td>\\s*<td><time datetime="([^"]+)">[^<]+ UTC</time></td>\\s*<td>never</td>`,
+        `<th scope="row">Nightly export</th>\\s*<td data-label="Client ID"><code>${seeded.clientId}</code></td>\\s*<td data-label="Roles">Analyst, Auditor</td>\\s*<td data-label="Created"><time datetime="([^"]+)">[^<]+ UTC</time></td>\\s*<td data-label="Last used">never</td>`,
       );
       assert.match(res.text, row);
       assert.equal(row.exec(res.text)![1], t.clock.now().toISOString());
@@ -135,7 +135,10 @@ for (const engine of engines()) {
       assert.equal(await tokenStatus(seeded.clientId, seeded.secret), 200);
       await t.service.lastUsed.flush();
       res = await admin.get(`/console/credentials?tenant=${child}`);
-      assert.match(res.text, new RegExp(`<td><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td class="row-actions">`));
+      assert.match(
+        res.text,
+        new RegExp(`<td data-label="Last used"><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td class="row-actions">`),
+      );
     });
 
     it('an Administrator creates a credential: the secret is shown once, not cached, and works', async () => {
@@ -153,6 +156,7 @@ for (const engine of engines()) {
       assert.match(res.text, /<script src="\/ui\/copy\.js" defer><\/script>/);
       assert.match(res.text, /<button type="button" class="copy" data-copy="client_secret" hidden>Copy secret<\/button>/);
       assert.match(res.text, /shown only on this page/);
+      assert.doesNotMatch(res.text, /previous secret/, 'a new client has no previous secret');
       assert.doesNotMatch(res.text, /<script>|style="/, 'nothing inline');
       const { clientId, secret } = shownSecret(res);
       assert.match(secret, /^gatehouse_cs_[0-9A-Za-z]{49}$/);
@@ -163,7 +167,9 @@ for (const engine of engines()) {
       const list = await admin.get(`/console/credentials?tenant=${child}`);
       assert.match(
         list.text,
-        new RegExp(`<th scope="row">Ingest pipeline</th>\\s*<td><code>${clientId}</code></td>\\s*<td>Administrator, Auditor</td>`),
+        new RegExp(
+          `<th scope="row">Ingest pipeline</th>\\s*<td data-label="Client ID"><code>${clientId}</code></td>\\s*<td data-label="Roles">Administrator, Auditor</td>`,
+        ),
       );
       assert.doesNotMatch(list.text, /gatehouse_cs_/, 'never shown again');
       const states = await sql<{ state: unknown }>`select state from sessions`.execute(t.db.kysely);
@@ -195,7 +201,11 @@ for (const engine of engines()) {
         [`role_${Administrator}`]: Administrator,
       });
       assert.equal(forged.status, 403);
-      assert.match(forged.text, /A client cannot be given a role its creator does not hold/);
+      assert.match(
+        forged.text,
+        /role="alert">You cannot give a credential the role Administrator: you may give only roles you could hold yourself\./,
+      );
+      assert.doesNotMatch(forged.text, /roles query|assignable/, 'no API wording');
       assert.deepEqual(await rowCounts(t), before, 'nothing written');
     });
 
@@ -208,10 +218,13 @@ for (const engine of engines()) {
       assert.match(list.text, /Audited client/);
       assert.doesNotMatch(list.text, /Create a credential|Rotate secret|>Delete</);
       assert.match(list.text, /let you see its credentials, not change them/);
-      for (const path of ['new', 'rotate', 'delete']) {
+      const refused = { new: 'create API clients', rotate: 'rotate client secrets', delete: 'delete API clients' };
+      for (const [path, what] of Object.entries(refused)) {
         const res = await auditor.get(`/console/credentials/${path}?tenant=${tenant}&client=${seeded.clientId}`);
         assert.equal(res.status, 403, path);
-        assert.match(res.text, /Your roles in this tenant do not allow/);
+        assert.match(res.text, new RegExp(`role="alert">Your roles in Audited do not allow you to ${what}\\.`));
+        assert.match(res.text, /ask an Administrator of Audited for a role that allows it/);
+        assert.match(res.text, /Signed in as <strong>auditor@acme\.test<\/strong>/, 'the header stays');
       }
       const before = await rowCounts(t);
       const csrf = auditor.csrf(list);
@@ -223,7 +236,7 @@ for (const engine of engines()) {
       for (const [path, form] of posts) {
         const res = await auditor.post(`/console/credentials/${path}`, { _csrf: csrf, tenant, ...form });
         assert.equal(res.status, 403, path);
-        assert.match(res.text, /role="alert">Your roles in this tenant do not allow/);
+        assert.match(res.text, /role="alert">Your roles in Audited do not allow you to /);
       }
       assert.deepEqual(await rowCounts(t), before);
       assert.equal(await tokenStatus(seeded.clientId, seeded.secret), 200);
@@ -236,11 +249,16 @@ for (const engine of engines()) {
       for (const tenant of [other, partner, '1', '987654321']) {
         const res = await childAdmin.get(`/console/credentials?tenant=${tenant}`);
         assert.equal(res.status, 403, tenant);
-        assert.match(res.text, /role="alert">Your roles do not reach tenant/);
-        answers.push(res.text.replace(`reach tenant ${tenant}`, 'reach tenant ID'));
+        assert.match(res.text, /<h1>Tenant not found<\/h1>/);
+        assert.match(
+          res.text,
+          new RegExp(`role="alert">No tenant ${tenant} is visible to you\\.</p>\\s*<p>Check the id, or pick a tenant from your list\\.</p>`),
+        );
+        answers.push(res.text.replace(`No tenant ${tenant} `, 'No tenant ID ').replace(/name="_csrf" value="[^"]+"/, ''));
       }
       assert.equal(new Set(answers).size, 1, 'the same page, but for the id asked for');
       assert.doesNotMatch(answers[0]!, /Elsewhere|Acme Partners/);
+      assert.match(answers[0]!, /Signed in as <strong>child-admin@acme\.test<\/strong>/, 'the header stays');
 
       const before = await rowCounts(t);
       const list = await childAdmin.get(`/console/credentials?tenant=${child}`);
@@ -255,14 +273,32 @@ for (const engine of engines()) {
 
       const malformed = await childAdmin.get('/console/credentials?tenant=abc');
       assert.equal(malformed.status, 400);
-      assert.match(malformed.text, /is not a tenant id/);
+      assert.match(malformed.text, /role="alert">&quot;abc&quot; is not a tenant id: tenant ids are numbers\./);
+      assert.match(malformed.text, /Signed in as <strong>child-admin@acme\.test<\/strong>/);
+    });
+
+    it('a tenant that does not exist is, for the root Administrator too, one not visible: no advice to ask its Administrator', async () => {
+      const { client: root } = await signedInUser(t, 'root-admin@example.com', { tenant: '1', roles: [Administrator] });
+      const res = await root.get('/console/credentials?tenant=999');
+      assert.equal(res.status, 403);
+      assert.match(res.text, /role="alert">No tenant 999 is visible to you\.<\/p>\s*<p>Check the id, or pick a tenant from your list\.<\/p>/);
+      assert.doesNotMatch(res.text, /Administrator of/);
+      assert.match(res.text, /Signed in as <strong>root-admin@example\.com<\/strong>/);
+      assert.match(res.text, /<form class="account" method="post" action="\/logout">/, 'sign out is there');
+      assert.match(res.text, /<a href="\/console">Back to your tenants<\/a>/);
     });
 
     it('an address under /console that does not exist is a page saying so', async () => {
       const res = await admin.get('/console/nothing-here');
       assert.equal(res.status, 404);
       assert.match(String(res.headers['content-type']), /^text\/html/);
-      assert.match(res.text, /Not found/);
+      assert.match(res.text, /<h1>Page not found<\/h1>/);
+      assert.match(res.text, /Signed in as <strong>admin@acme\.test<\/strong>/, 'under the header');
+      // signed out: the same page, without the header
+      const anonymous = await new PageClient(t).get('/console/nothing-here');
+      assert.equal(anonymous.status, 404);
+      assert.match(anonymous.text, /<h1>Page not found<\/h1>/);
+      assert.doesNotMatch(anonymous.text, /Signed in as/);
     });
 
     it("every console form needs the session's CSRF token; without it nothing changes", async () => {
@@ -303,11 +339,13 @@ for (const engine of engines()) {
         tenant,
         client: clientId,
         secret: 'not it',
-        grace: '0',
+        grace: '86400',
       });
       assert.equal(wrong.status, 400);
-      assert.match(wrong.text, /role="alert"><p>secret is not the current secret of this client/);
+      assert.match(wrong.text, /role="alert"><p>That is not the current secret of this client\.<\/p><p>Paste the secret the client uses now/);
+      assert.doesNotMatch(wrong.text, /secret is not the current secret/, 'not the API wording');
       assert.match(wrong.text, /<input id="secret"/, 'the form again');
+      assert.match(wrong.text, /<option value="86400" selected>/, 'with the grace period chosen');
       assert.deepEqual(await rowCounts(t), before);
 
       const rotated = await admin.post('/console/credentials/rotate', {
@@ -322,6 +360,7 @@ for (const engine of engines()) {
       assert.equal(rotated.headers['cache-control'], 'no-store');
       const second = shownSecret(rotated);
       assert.equal(second.clientId, clientId, 'the same client');
+      assert.match(rotated.text, /The previous secret no longer obtains tokens\./);
       assert.notEqual(second.secret, first);
       assert.equal(await tokenStatus(clientId, first), 401, 'the old secret stops');
       assert.equal(await tokenStatus(clientId, second.secret), 200, 'the new one works');
@@ -362,7 +401,9 @@ for (const engine of engines()) {
 
       const again = await admin.post('/console/credentials/delete', { _csrf: admin.csrf(confirm), tenant, client: clientId });
       assert.equal(again.status, 404);
-      assert.match(again.text, /Client not found/);
+      assert.match(again.text, /<h1>Client not found<\/h1>/);
+      assert.match(again.text, /role="alert">No client with this id exists in Deletion\./);
+      assert.match(again.text, new RegExp(`<li><a href="/console/credentials\\?tenant=${tenant}">Deletion</a></li>`), 'the header names the tenant');
       assert.equal((await admin.get(`/console/credentials/rotate?tenant=${tenant}&client=${clientId}`)).status, 404);
     });
 
@@ -370,7 +411,7 @@ for (const engine of engines()) {
       const tenant = await createTenant(t, partner, { name: 'Failures' });
       const empty = await create(admin, tenant, '   ', [Analyst]);
       assert.equal(empty.status, 400);
-      assert.match(empty.text, /role="alert"><p>name /);
+      assert.match(empty.text, /role="alert"><p>The name must not be empty\.<\/p>/);
       const none = await create(admin, tenant, 'No roles', []);
       assert.equal(none.status, 400);
       assert.match(none.text, /Choose at least one role/);
@@ -379,14 +420,20 @@ for (const engine of engines()) {
       assert.equal((await create(admin, tenant, 'Twin', [Analyst])).status, 200);
       const twin = await create(admin, tenant, 'TWIN', [Analyst]);
       assert.equal(twin.status, 409);
-      assert.match(twin.text, /Existing client in tenant/);
-      assert.match(twin.text, /Choose another name/);
+      assert.match(
+        twin.text,
+        /role="alert"><p>Another client of Failures already has this name \(names are compared ignoring case\)\.<\/p><p>Choose another name\.<\/p>/,
+      );
+      assert.doesNotMatch(twin.text, /Existing client/, 'not the API wording');
 
       for (let i = 0; i < t.config.clientCreateLimit - 1; i++) await createClient(t, await t.rootToken(), `filler ${i}`, { tenant });
       const limited = await create(admin, tenant, 'One too many', [Analyst]);
       assert.equal(limited.status, 429);
       assert.match(String(limited.headers['retry-after']), /^\d+$/);
-      assert.match(limited.text, /At most \d+ clients may be created per tenant per hour/);
+      assert.match(limited.text, /<h1>Too many new credentials<\/h1>/);
+      assert.match(limited.text, /At most \d+ clients may be created per tenant per hour, and Failures has reached that\./);
+      assert.match(limited.text, /Try again in 60 minutes\./);
+      assert.match(limited.text, /Signed in as <strong>admin@acme\.test<\/strong>/);
     });
 
     it('vendor roles are offered only in the root tenant', async () => {

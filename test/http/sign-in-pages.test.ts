@@ -63,6 +63,22 @@ for (const engine of engines()) {
       const done = await b.post('/login', { _csrf: b.csrf(pageRes), code: totpCodeAt(key, t.clock.now()) });
       assert.equal(done.status, 200);
       assert.equal((done.text.match(/<li>[0-9a-z]{5}-[0-9a-z]{5}-[0-9a-z]{4}<\/li>/g) ?? []).length, 10, 'ten recovery codes, shown once');
+      // their copy and download buttons: the copy script, the CSP that allows it and nothing inline
+      assert.equal(done.headers['cache-control'], 'no-store');
+      assert.match(String(done.headers['content-security-policy']), /default-src 'none'.*script-src 'self'; require-trusted-types-for 'script'$/);
+      assert.match(done.text, /<script src="\/ui\/copy\.js" defer><\/script>/);
+      assert.doesNotMatch(done.text, /<script>|style="|javascript:/, 'nothing inline');
+      assert.match(done.text, /<ol class="codes" id="recovery-codes">/);
+      assert.match(done.text, /<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes<\/button>/);
+      assert.match(
+        done.text,
+        /<button type="button" class="secondary" data-download="recovery-codes" data-filename="vendor-recovery-codes\.txt" data-heading="Vendor recovery codes\. [^"]+" hidden>Download as \.txt<\/button>/,
+      );
+      assert.match(done.text, /<p id="recovery-codes-status" class="hint" role="status"><\/p>/);
+      const script = await t.request({ method: 'GET', url: '/ui/copy.js' });
+      assert.equal(script.status, 200);
+      assert.match(String(script.headers['content-type']), /^text\/javascript/);
+      assert.match(script.text, /data-download/);
       assert.notEqual(b.cookie, anonymousCookie, 'a new session id at sign-in');
 
       const consolePage = await b.get('/console');

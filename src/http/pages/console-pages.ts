@@ -19,8 +19,8 @@ import { AppError, badInput, notFound } from '../../errors.js';
 import { checkTenantId, TENANT_ID_PATTERN } from '../../ids.js';
 import type { Session } from '../../sessions/model.js';
 import type { Tenant } from '../../tenants/model.js';
-import { COPY_SCRIPT, COPY_SCRIPT_PATH } from './copy-script.js';
-import { type Problem, problemOf } from './console-problems.js';
+import { COPY_SCRIPT_PATH } from './copy-script.js';
+import { type Problem, type ProblemContext, problemOf, tenantNotVisible } from './console-problems.js';
 import {
   CONSOLE_PATH,
   consoleNav,
@@ -52,6 +52,12 @@ interface Viewer {
   principal: Principal;
 }
 
+/** What a console request is known to be for, as far as it got. */
+interface Known {
+  who: Viewer;
+  tenant?: Tenant;
+}
+
 /** A viewer acting in one tenant. */
 interface InTenant extends Viewer {
   caller: Caller;
@@ -79,18 +85,39 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
         ...(scripts ? { scripts } : {}),
       });
 
-    // Every failure a handler throws: one page, in a person's words (console-problems.ts).
+    /** Who each request's page is for, and the tenant it acts in, once known: an error page keeps
+     *  the header (where, who, sign out) and names the tenant. */
+    const known = new WeakMap<FastifyRequest, Known>();
+
+    // Every failure a handler throws: one page, in a person's words (console-problems.ts), under
+    // the console's header when the person is known.
     pages.setErrorHandler(async (err, req, reply) => {
-      const problem = problemOf(err, req, reply);
+      const seen = known.get(req) ?? (await viewerIfAny(req));
+      const problem = problemOf(err, req, reply, { tenant: seen?.tenant });
       if (problem.code === 'UNAUTHENTICATED') return reply.redirect(loginPath(CONSOLE_PATH), 303);
-      const tenant = text(queryOf(req).tenant) ?? text(formOf(req).tenant);
+      const tenant = seen?.tenant?.id ?? text(queryOf(req).tenant) ?? text(formOf(req).tenant);
       const back =
         tenant && TENANT_ID_PATTERN.test(tenant) && problem.code !== 'FORBIDDEN'
           ? { href: listPath(tenant), label: 'Back to the credentials' }
           : { href: CONSOLE_PATH, label: 'Back to your tenants' };
       const view = problemPage(problem, back, req.id);
-      return kit.send(reply.headers(problem.headers), problem.status, view.title, view.body, { wide: true });
+      return kit.send(reply.headers(problem.headers), problem.status, view.title, view.body, {
+        wide: true,
+        ...(seen ? { nav: consoleNav(seen.who.session, seen.who.email, seen.tenant) } : {}),
+      });
     });
+
+    /** For an error page: the signed-in person, if the failure left them readable (a failing
+     *  database does not: the page then goes without the header). */
+    async function viewerIfAny(req: FastifyRequest): Promise<Known | undefined> {
+      try {
+        const session = await kit.sessionOf(req);
+        const who = session && (await identify(session));
+        return who ? { who } : undefined;
+      } catch {
+        return undefined;
+      }
+    }
 
     /** Who a signed-in session acts as; undefined for an anonymous one, or a user gone meanwhile. */
     async function identify(session: Session): Promise<Viewer | undefined> {
@@ -104,6 +131,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const session = await kit.sessionOf(req);
       const who = session && (await identify(session));
       if (!who) reply.redirect(loginPath(req.url), 303);
+      else known.set(req, { who });
       return who;
     }
 
@@ -113,14 +141,23 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       if (!session) return undefined;
       const who = await identify(session);
       if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
+      else known.set(req, { who });
       return who;
     }
 
     /** The tenant a page acts in: refused (403) alike whether it does not exist or the viewer's roles do not reach it. */
-    async function inTenant(who: Viewer, raw: unknown): Promise<InTenant> {
+    async function inTenant(req: FastifyRequest, who: Viewer, raw: unknown): Promise<InTenant> {
       const id = checkTenantId(text(raw) ?? '', 'tenant');
-      const caller: Caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
-      const tenant = await services.tenants.visibleTenant(who.principal, id);
+      let caller: Caller;
+      let tenant: Tenant;
+      try {
+        caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
+        tenant = await services.tenants.visibleTenant(who.principal, id);
+      } catch (err) {
+        if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
+        throw err;
+      }
+      known.set(req, { who, tenant });
       return { ...who, caller, tenant, now: services.clock.now() };
     }
 
@@ -139,10 +176,6 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       [...TENANT_ROLES, ...(t.tenant.id === ROOT_TENANT_ID ? VENDOR_ROLES : [])]
         .filter((id) => mayGrant(t.caller, id, t.now))
         .map((id) => ({ id, name: roleName(id)! }));
-
-    pages.get(COPY_SCRIPT_PATH, async (_req, reply) =>
-      reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(COPY_SCRIPT),
-    );
 
     pages.get(CONSOLE_PATH, async (req, reply) => {
       const who = await viewer(req, reply);
@@ -163,7 +196,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       if (!who) return reply;
       const q = queryOf(req);
       if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await inTenant(who, q.tenant);
+      const t = await inTenant(req, who, q.tenant);
       const page = pageNumber(q.page);
       // one more than shown: whether there is a next page
       const clients = await services.credentials.listClients(t.caller, { page, perPage: PER_PAGE + 1 });
@@ -188,7 +221,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
     pages.get(NEW_PATH, async (req, reply) => {
       const who = await viewer(req, reply);
       if (!who) return reply;
-      const t = await inTenant(who, queryOf(req).tenant);
+      const t = await inTenant(req, who, queryOf(req).tenant);
       assertCan(t.principal, t.caller.tenant, 'clients.create', t.now);
       return show(reply, 200, createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), who, t.tenant);
     });
@@ -197,7 +230,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
-      const t = await inTenant(who, form.tenant);
+      const t = await inTenant(req, who, form.tenant);
       const name = text(form.name) ?? '';
       const roles = Object.entries(form)
         .filter(([k, v]) => k.startsWith(ROLE_FIELD_PREFIX) && typeof v === 'string')
@@ -205,10 +238,10 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       try {
         if (roles.length === 0) throw badInput('Choose at least one role for the credential.', { field: 'roles' });
         const made = await services.credentials.createClient(t.caller, { name, roles });
-        const view = secretShown({ tenant: t.tenant, client: made.client, secret: made.clientSecret, heading: 'Credential created' });
+        const view = secretShown({ tenant: t.tenant, client: made.client, secret: made.clientSecret, heading: 'Credential created', rotated: false });
         return show(reply, 200, view, who, t.tenant, [COPY_SCRIPT_PATH]);
       } catch (err) {
-        const problem = formProblem(err, req, reply);
+        const problem = formProblem(err, req, reply, t.tenant);
         const view = createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t), values: { name, roles }, problem });
         return show(reply, problem.status, view, who, t.tenant);
       }
@@ -217,7 +250,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
     pages.get(ROTATE_PATH, async (req, reply) => {
       const who = await viewer(req, reply);
       if (!who) return reply;
-      const t = await inTenant(who, queryOf(req).tenant);
+      const t = await inTenant(req, who, queryOf(req).tenant);
       assertCan(t.principal, t.caller.tenant, 'clients.rotate', t.now);
       const client = await clientOf(t, queryOf(req).client);
       return show(reply, 200, rotateForm({ session: t.session, tenant: t.tenant, client }), who, t.tenant);
@@ -227,7 +260,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
-      const t = await inTenant(who, form.tenant);
+      const t = await inTenant(req, who, form.tenant);
       const grace = text(form.grace);
       try {
         const rotated = await services.credentials.rotateClientSecret(t.caller, {
@@ -236,19 +269,26 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
           gracePeriodSeconds: grace === undefined || grace === '' ? null : Number(grace),
         });
         const oldSecretUntil = rotated.client.secrets.find((s) => s.expiresAt !== null)?.expiresAt ?? undefined;
-        const view = secretShown({ tenant: t.tenant, client: rotated.client, secret: rotated.clientSecret, heading: 'New secret', oldSecretUntil });
+        const view = secretShown({
+          tenant: t.tenant,
+          client: rotated.client,
+          secret: rotated.clientSecret,
+          heading: 'New secret',
+          rotated: true,
+          oldSecretUntil,
+        });
         return show(reply, 200, view, who, t.tenant, [COPY_SCRIPT_PATH]);
       } catch (err) {
-        const problem = formProblem(err, req, reply);
+        const problem = formProblem(err, req, reply, t.tenant);
         const client = await clientOf(t, form.client);
-        return show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem }), who, t.tenant);
+        return show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem, grace }), who, t.tenant);
       }
     });
 
     pages.get(DELETE_PATH, async (req, reply) => {
       const who = await viewer(req, reply);
       if (!who) return reply;
-      const t = await inTenant(who, queryOf(req).tenant);
+      const t = await inTenant(req, who, queryOf(req).tenant);
       assertCan(t.principal, t.caller.tenant, 'clients.delete', t.now);
       const client = await clientOf(t, queryOf(req).client);
       const view = deleteConfirmation({ session: t.session, tenant: t.tenant, client, roleNames: roleNames(client, t.now) });
@@ -259,7 +299,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
-      const t = await inTenant(who, form.tenant);
+      const t = await inTenant(req, who, form.tenant);
       const deleted = await services.credentials.deleteClient(t.caller, { id: text(form.client) ?? '' });
       const notice = `Client ${deleted.name} (${deleted.clientId}) was deleted. Its secrets no longer work.`;
       await services.sessions.setState(t.session, { ...t.session.state, notice });
@@ -274,7 +314,7 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
 }
 
 /** A failure the form is shown again for (with what went wrong); any other goes to the error page. */
-function formProblem(err: unknown, req: FastifyRequest, reply: FastifyReply): Problem {
+function formProblem(err: unknown, req: FastifyRequest, reply: FastifyReply, tenant: ProblemContext['tenant']): Problem {
   if (!(err instanceof AppError && FORM_ERRORS.has(err.code))) throw err;
-  return problemOf(err, req, reply);
+  return problemOf(err, req, reply, { tenant });
 }

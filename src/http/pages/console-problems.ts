@@ -1,8 +1,11 @@
-// The console's one translation of a failure into words for a person: the use case's own message
-// (what went wrong) under a title, and what to do about it. The status is the error code's
-// (errors.ts): 400, 403, 404, 409, 429; anything unexpected is 500 and says only that.
+// The console's one translation of a failure into words for a person: what went wrong, under a
+// title, and what to do about it. The use cases speak to API callers ("secret is not the current
+// secret of this client", "Existing client in tenant"); the failures a person meets in the console
+// are reworded here, once, by their code and the field or message that tells them apart, and
+// anything else keeps the use case's message under its code's general words. The status is the
+// error code's (errors.ts): 400, 403, 404, 409, 429; anything unexpected is 500 and says only that.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../../errors.js';
+import { AppError, type ErrorCode } from '../../errors.js';
 import { mapError } from '../error-handler.js';
 
 export interface Problem {
@@ -17,18 +20,23 @@ export interface Problem {
   headers: Record<string, string>;
 }
 
-const WORDS: Record<ErrorCode, { title: string; advice: string }> = {
+/** What the page that failed was about, when it is known: some words name it. */
+export interface ProblemContext {
+  tenant?: { id: string; name: string } | undefined;
+}
+
+interface Words {
+  title: string;
+  advice: string;
+}
+
+/** The words of a code, for a failure no rule below rewords (its message is the use case's). */
+const WORDS: Record<ErrorCode, Words> = {
   BAD_USER_INPUT: { title: 'Check what you entered', advice: 'Correct it and send the form again.' },
-  FORBIDDEN: {
-    title: 'Not allowed',
-    advice: 'Pick one of your tenants, or ask an Administrator of this tenant for a role that allows it.',
-  },
+  FORBIDDEN: { title: 'Not allowed', advice: 'Go back to your tenants, or ask an Administrator of this tenant for a role that allows it.' },
   RESTRICTED: { title: 'Not allowed', advice: 'Ask the vendor’s operators if this needs doing.' },
   NOT_FOUND: { title: 'Not found', advice: 'It may have been deleted meanwhile: go back to the list, which shows what exists now.' },
-  CONFLICT: {
-    title: 'The name is taken',
-    advice: 'Another client of this tenant has this name (names are compared ignoring case). Choose another name.',
-  },
+  CONFLICT: { title: 'Already exists', advice: 'Go back to the list, which shows what exists now.' },
   RATE_LIMITED: { title: 'Too many at once', advice: 'Wait for the time given, then try again.' },
   UNAUTHENTICATED: { title: 'Sign in again', advice: 'Your session has ended. Sign in again, then retry.' },
   INTERNAL: {
@@ -37,8 +45,155 @@ const WORDS: Record<ErrorCode, { title: string; advice: string }> = {
   },
 };
 
+/** A use case's failure as a person reads it: which one (code, and field or message), and its words. */
+interface Rule {
+  code: ErrorCode;
+  /** the form field it names (details.field) */
+  field?: string;
+  /** its message; the groups are passed to the words */
+  message?: RegExp;
+  words(m: { groups: string[]; error: AppError; context: ProblemContext }): { message: string; advice: string; title?: string };
+}
+
+const inTenant = (c: ProblemContext) => (c.tenant ? c.tenant.name : 'this tenant');
+
+const RULES: readonly Rule[] = [
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'secret',
+    message: /not the current secret/,
+    words: () => ({
+      message: 'That is not the current secret of this client.',
+      advice: 'Paste the secret the client uses now, exactly as it was shown (it begins with gatehouse_cs_).',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'secret',
+    words: () => ({ message: 'Enter the current secret of this client.', advice: 'Holding it is what allows a rotation.' }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'gracePeriodSeconds',
+    words: () => ({ message: 'Choose how long the old secret keeps working from the list.', advice: 'The longest is 7 days.' }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'name',
+    message: /^name (.+)$/,
+    words: ({ groups: [problem] }) => ({
+      message: `The name ${problem}.`,
+      advice: 'Enter a name that says what uses the credential, then send the form again.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'tenant',
+    message: /^(.+) is not a tenant id$/,
+    words: ({ groups: [given] }) => ({
+      title: 'Check the address',
+      message: `${given} is not a tenant id: tenant ids are numbers.`,
+      advice: 'Check the address, or pick a tenant from your list.',
+    }),
+  },
+  {
+    code: 'CONFLICT',
+    message: /^Existing client/,
+    words: ({ context }) => ({
+      title: 'The name is taken',
+      message: `Another client of ${inTenant(context)} already has this name (names are compared ignoring case).`,
+      advice: 'Choose another name.',
+    }),
+  },
+  {
+    code: 'FORBIDDEN',
+    message: /^Your roles in this tenant do not allow: (.+)$/,
+    words: ({ groups: [what], context }) => ({
+      message: `Your roles in ${inTenant(context)} do not allow you to ${what}.`,
+      advice: `Go back to the list, or ask an Administrator of ${inTenant(context)} for a role that allows it.`,
+    }),
+  },
+  {
+    code: 'FORBIDDEN',
+    // the role as roleLabel names it: "Administrator (id …)"
+    message: /^A client cannot be given a role its creator does not hold: (.+?)(?: \(id [^)]*\))?\. /,
+    words: ({ groups: [role] }) => ({
+      message: `You cannot give a credential the role ${role}: you may give only roles you could hold yourself.`,
+      advice: 'Go back and choose among the roles the form offers.',
+    }),
+  },
+  {
+    code: 'NOT_FOUND',
+    message: /^Client not found$/,
+    words: ({ context }) => ({
+      title: 'Client not found',
+      message: `No client with this id exists in ${inTenant(context)}.`,
+      advice: 'It may have been deleted meanwhile: go back to the list, which shows what exists now.',
+    }),
+  },
+  {
+    code: 'NOT_FOUND',
+    message: /^Page not found$/,
+    words: () => ({
+      title: 'Page not found',
+      message: 'There is no page at this address.',
+      advice: 'Check the address, or start again from your tenants.',
+    }),
+  },
+  {
+    code: 'RATE_LIMITED',
+    message: /^At most (\d+) clients may be created per tenant per hour/,
+    words: ({ groups: [limit], error, context }) => ({
+      title: 'Too many new credentials',
+      message: `At most ${limit} clients may be created per tenant per hour, and ${inTenant(context)} has reached that.`,
+      advice: `Try again in ${duration(Number(error.details.retryAfter) || 3600)}.`,
+    }),
+  },
+];
+
+/** A wait as a person reads it: "45 seconds", "1 minute", "12 minutes". */
+function duration(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? '1 second' : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
+/** A failure the console itself decides the words of (its own checks, not a use case's). */
+class ConsoleRefusal extends AppError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly words: Words,
+  ) {
+    super(code, message);
+  }
+}
+
+/**
+ * A tenant asked for that the viewer cannot act in: it does not exist, or no role of theirs
+ * reaches it. The same words either way (403, as the API answers), so that nobody learns
+ * whether a tenant they cannot see exists.
+ */
+export function tenantNotVisible(id: string): AppError {
+  return new ConsoleRefusal('FORBIDDEN', `No tenant ${id} is visible to you.`, {
+    title: 'Tenant not found',
+    advice: 'Check the id, or pick a tenant from your list.',
+  });
+}
+
 /** The failure of a request (logged first if it is a bug, by mapError) in a person's words. */
-export function problemOf(err: unknown, req: FastifyRequest, reply: FastifyReply): Problem {
+export function problemOf(err: unknown, req: FastifyRequest, reply: FastifyReply, context: ProblemContext = {}): Problem {
   const m = mapError(err, req, reply);
-  return { status: m.status, code: m.code, message: m.message, headers: m.headers, ...WORDS[m.code] };
+  const base = { status: m.status, code: m.code, headers: m.headers };
+  if (err instanceof ConsoleRefusal) return { ...base, message: m.message, ...err.words };
+  if (err instanceof AppError) {
+    for (const rule of RULES) {
+      if (rule.code !== err.code || (rule.field !== undefined && rule.field !== err.details.field)) continue;
+      const found = rule.message ? rule.message.exec(err.message) : [];
+      if (!found) continue;
+      const words = rule.words({ groups: found.slice(1), error: err, context });
+      return { ...base, title: words.title ?? WORDS[m.code].title, message: words.message, advice: words.advice };
+    }
+  }
+  return { ...base, message: m.message, ...WORDS[m.code] };
 }

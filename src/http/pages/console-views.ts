@@ -112,10 +112,10 @@ export function credentialList(o: {
   const rows = clients.map(
     (c) => html`<tr>
 <th scope="row">${c.name}</th>
-<td><code>${c.clientId}</code></td>
-<td>${o.roleNames(c).join(', ')}</td>
-<td>${when(c.createdAt)}</td>
-<td>${when(c.lastUsedAt)}</td>
+<td data-label="Client ID"><code>${c.clientId}</code></td>
+<td data-label="Roles">${o.roleNames(c).join(', ')}</td>
+<td data-label="Created">${when(c.createdAt)}</td>
+<td data-label="Last used">${when(c.lastUsedAt)}</td>
 ${
   actions
     ? html`<td class="row-actions">${
@@ -136,7 +136,7 @@ ${intro}
 ${
   clients.length === 0 && o.page === 1
     ? html`<p>This tenant has no API clients.</p>`
-    : html`<div class="scroll"><table>
+    : html`<div class="scroll"><table class="stack">
 <caption>API clients</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th>${
         actions ? html`<th scope="col">Actions</th>` : ''
@@ -182,6 +182,8 @@ export function secretShown(o: {
   client: Client;
   secret: string;
   heading: string;
+  /** a new secret of an existing client (else a new client): the page says what became of the old one */
+  rotated: boolean;
   oldSecretUntil?: Date | undefined;
 }): View {
   const copyable = (id: string, label: string, value: string, what: string) => html`<label for="${id}">${label}</label>
@@ -194,11 +196,12 @@ export function secretShown(o: {
 ${copyable('client_id', 'Client ID', o.client.clientId, 'client ID')}
 ${copyable('client_secret', 'Client secret', o.secret, 'secret')}
 ${
-  o.oldSecretUntil
-    ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>`
-    : html`<p>Any previous secret of this client no longer obtains tokens.</p>`
-}
-<p><a href="${listPath(o.tenant.id)}">I have stored it: back to the credentials</a></p>`,
+  !o.rotated
+    ? ''
+    : o.oldSecretUntil
+      ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>\n`
+      : html`<p>The previous secret no longer obtains tokens.</p>\n`
+}<p><a href="${listPath(o.tenant.id)}">I have stored it: back to the credentials</a></p>`,
   };
 }
 
@@ -209,7 +212,15 @@ export const GRACE_CHOICES: readonly { seconds: number; label: string }[] = [
   { seconds: 7 * 86_400, label: 'For 7 days (the longest)' },
 ];
 
-export function rotateForm(o: { session: Session; tenant: { id: string; name: string }; client: Client; problem?: Problem }): View {
+export function rotateForm(o: {
+  session: Session;
+  tenant: { id: string; name: string };
+  client: Client;
+  problem?: Problem;
+  /** the grace period chosen when the form is shown again (seconds, as posted) */
+  grace?: string | undefined;
+}): View {
+  const chosen = GRACE_CHOICES.some((g) => String(g.seconds) === o.grace) ? o.grace : '0';
   return {
     title: `Rotate the secret of ${o.client.name}`,
     body: html`${alert(o.problem)}
@@ -220,7 +231,7 @@ export function rotateForm(o: { session: Session; tenant: { id: string; name: st
 <p id="secret-hint" class="hint">The secret the client uses now: holding it is what allows a rotation. If nobody has it any more, delete the client and create a new one.</p>
 <label for="grace">How long the old secret keeps working</label>
 <select id="grace" name="grace" aria-describedby="grace-hint">
-${GRACE_CHOICES.map((g) => html`<option value="${g.seconds}"${g.seconds === 0 ? html` selected` : ''}>${g.label}</option>\n`)}</select>
+${GRACE_CHOICES.map((g) => html`<option value="${g.seconds}"${String(g.seconds) === chosen ? html` selected` : ''}>${g.label}</option>\n`)}</select>
 <p id="grace-hint" class="hint">A grace period gives you time to deploy the new secret before the old one stops.</p>
 <div class="actions"><button type="submit">Rotate secret</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
 </form>`,

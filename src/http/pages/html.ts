@@ -81,6 +81,7 @@ export const STYLESHEET = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f5f6f8; }
 main { max-width: 28rem; margin: 4rem auto; padding: 2rem; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
+a, a:visited { color: var(--accent); }
 .brand { margin: 0 0 .5rem; color: var(--muted); font-size: .9rem; letter-spacing: .02em; }
 h1 { margin: 0 0 1.25rem; font-size: 1.4rem; }
 label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
@@ -89,20 +90,22 @@ input:focus, button:focus, a:focus-visible { outline: 3px solid #1f4fd1; outline
 button { margin-top: 1.25rem; padding: .6rem 1.1rem; font: inherit; font-weight: 600; color: #fff; background: var(--accent); border: 0; border-radius: 6px; cursor: pointer; }
 button.link { background: none; color: var(--accent); padding: 0; margin: 0; font-weight: 400; text-decoration: underline; }
 button + button.link { margin-left: 1.5rem; }
+button.secondary { color: var(--accent); background: #fff; border: 1px solid var(--accent); }
 .usercode { font-size: 1.3rem; letter-spacing: .08em; }
 .error { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #fdf2f2; }
 .hint { color: var(--muted); font-size: .9rem; }
 .qr svg { width: 12rem; height: 12rem; display: block; margin: .5rem 0; }
 code, .codes, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-.codes { columns: 2; padding-left: 1.25rem; }
+/* recovery codes (16 characters): the second column's numbers sit in the gap, so two columns only where both fit whole */
+.codes { columns: 2 16ch; column-gap: 5ch; margin: 1rem 0; padding-left: 4ch; font-size: .95rem; }
+.codes li { white-space: nowrap; break-inside: avoid; }
 main.wide { max-width: 64rem; }
-.wide a { color: var(--accent); }
 .wide a:focus-visible, select:focus, input[type=checkbox]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
 .bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
 .crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
 .account { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem 1rem; margin: 0; color: var(--muted); }
-.scroll { overflow-x: auto; margin: 1rem 0; }
+.scroll { position: relative; overflow-x: auto; margin: 1rem 0; }
 table { width: 100%; border-collapse: collapse; font-size: .95rem; }
 caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
 th, td { text-align: left; vertical-align: top; padding: .55rem 1rem .55rem 0; border-bottom: 1px solid var(--line); }
@@ -124,8 +127,8 @@ select { display: block; width: 100%; padding: .55rem .7rem; font: inherit; colo
 input[type=search] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 .inline, .copyable { display: flex; gap: .5rem; align-items: stretch; }
 .inline button, .copyable button { margin: 0; white-space: nowrap; }
-.copyable { max-width: 50rem; }
-.copyable input[type=text] { flex: 1; }
+.copyable { max-width: 50rem; flex-wrap: wrap; }
+.copyable input[type=text] { flex: 1 1 16rem; min-width: 0; }
 .copyable button { min-width: 9.5rem; }
 input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .95rem; }
 .notice { border-left: 4px solid #1a7f37; background: #edf7ef; padding: .5rem .75rem; }
@@ -134,8 +137,17 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 .error p { margin: .25rem 0; }
 .lead { margin-top: 0; }
 .pager { display: flex; gap: 1.5rem; align-items: baseline; }
-.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; }
+.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .35rem 1.25rem; }
 .facts dt { color: var(--muted); }
-.facts dd { margin: 0; }
+.facts dd { margin: 0; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* a phone: the page fills the screen, and a table of class stack shows each row as a block, its cells labelled (data-label) */
+@media (max-width: 32rem) {
+  main { margin: 0 auto; padding: 1.25rem 1rem 2rem; border-width: 0 0 1px; border-radius: 0; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  table.stack tr { display: block; padding: .6rem 0; border-bottom: 1px solid var(--line); }
+  table.stack th, table.stack td { display: block; padding: .1rem 0; border: 0; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  table.stack .row-actions { padding-top: .35rem; }
+}
 `;

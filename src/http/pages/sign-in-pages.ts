@@ -1,7 +1,7 @@
 // GET/POST /login (one form per step: e-mail, password, code, enrolment), GET /login/setup (a
-// set-up link), POST /logout, the stylesheet; and the page families registered with this scope's
-// kit: the device pages (device-pages.ts) and the credentials console at /console, where a
-// signed-in person lands (console-pages.ts).
+// set-up link), POST /logout, the stylesheet and the copy script; and the page families
+// registered with this scope's kit: the device pages (device-pages.ts) and the credentials
+// console at /console, where a signed-in person lands (console-pages.ts).
 // The step comes from the session, never from the form; every form carries the session's CSRF
 // token; every page is no-store and framed by nobody (docs/users.md, "Sign-in").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,6 +13,7 @@ import { RECOGNISED_DAYS } from '../../signin/recognised-browser.js';
 import type { Attempt, Outcome } from '../../signin/service.js';
 import { html, type Html, page, type PageOptions, STYLESHEET, STYLESHEET_PATH, trusted } from './html.js';
 import { registerConsolePages } from './console-pages.js';
+import { COPY_SCRIPT, COPY_SCRIPT_PATH } from './copy-script.js';
 import { registerDevicePages } from './device-pages.js';
 import { csrfField } from './page-kit.js';
 import { registerSsoPages } from './sso-pages.js';
@@ -25,11 +26,23 @@ export interface SignInPageDeps {
 }
 
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-/** The CSP of a page that loads this service's scripts (only the pages that show a secret, for
- *  their copy button): scripts from this origin as files (nosniff: only as JavaScript), nothing
+/** The CSP of a page that loads this service's scripts (only the pages that show a secret, a
+ *  client's or the recovery codes, for their copy and download buttons): scripts from this origin as files (nosniff: only as JavaScript), nothing
  *  inline, and no string ever reaching a DOM sink that would run it. */
 const CSP_WITH_SCRIPTS = `${CSP}; script-src 'self'; require-trusted-types-for 'script'`;
 const FORM_LIMIT = 16 * 1024;
+
+/** The file the recovery codes download as: named after the vendor, in characters any file system takes. */
+const recoveryCodesFile = (vendor: string) =>
+  `${
+    vendor
+      .normalize('NFKD')
+      .replace(/\p{M}/gu, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'gatehouse'
+  }-recovery-codes.txt`;
 
 type Form = Record<string, string>;
 
@@ -37,6 +50,7 @@ export async function registerSignInPages(app: FastifyInstance, deps: SignInPage
   const { services } = deps;
   const cookie = cookieSettings(deps.baseUrl);
   const browserCookie = browserCookieSettings(deps.baseUrl);
+  const codesFile = recoveryCodesFile(deps.vendor);
   /** who makes a sign-in attempt: the address, and the browser's recognition cookie */
   const attemptOf = (req: FastifyRequest): Attempt => ({ address: req.ip, browser: readCookie(req, browserCookie.name) });
 
@@ -236,6 +250,9 @@ ${
     scope.get(STYLESHEET_PATH, async (_req, reply) =>
       reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(STYLESHEET),
     );
+    scope.get(COPY_SCRIPT_PATH, async (_req, reply) =>
+      reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(COPY_SCRIPT),
+    );
 
     scope.get('/login', async (req, reply) => {
       const found = await sessionOf(req);
@@ -277,14 +294,18 @@ ${
           setSessionCookie(reply, cookie, outcome.issued.secret);
           setBrowserCookie(reply, browserCookie, outcome.browser, RECOGNISED_DAYS * 86_400);
           if (!outcome.recoveryCodes) return reply.redirect(outcome.returnTo, 303);
+          // shown once, in this answer: copy and download are done in the browser (copy-script.ts)
           return send(
             reply,
             200,
             'Save your recovery codes',
             html`
-<p>If you lose your authenticator, each of these codes signs you in once. Keep them somewhere safe: they are shown only now.</p>
-<ol class="codes">${outcome.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ol>
-<p><a href="${outcome.returnTo}">I have saved them: continue</a></p>`,
+<p>If you lose your authenticator, each of these codes signs you in once, in place of a code from the app. Keep them somewhere safe, such as your password manager: they are shown only now.</p>
+<ol class="codes" id="recovery-codes">${outcome.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ol>
+<div class="actions"><button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes</button><button type="button" class="secondary" data-download="recovery-codes" data-filename="${codesFile}" data-heading="${`${deps.vendor} recovery codes. Each one signs you in once, in place of a code from your authenticator app.`}" hidden>Download as .txt</button></div>
+<p id="recovery-codes-status" class="hint" role="status"></p>
+<p><a class="button" href="${outcome.returnTo}">I have saved them: continue</a></p>`,
+            { scripts: [COPY_SCRIPT_PATH] },
           );
       }
     });
