@@ -135,6 +135,7 @@ for (const engine of engines()) {
       await signInOnPage(t, page, 'other@example.com', otherKey);
       await page.getByText('Signed in as').waitFor();
       await page.goto(link);
+      assert.equal(await page.locator('.usercode strong').innerText(), code);
       await page.getByRole('button', { name: 'Yes, it matches' }).click();
       await page.getByRole('heading', { name: 'Another account' }).waitFor();
       await page.context().close();
