@@ -5,11 +5,11 @@
 //                                                      ↑ store interfaces (each capability's store.ts)
 //   persister (src/store/**) implements the store interfaces; only compose and cli open it.
 //
-// Capabilities: access, audit, bootstrap, credentials, device, keys, labels, maintenance, oauth,
+// Capabilities: access, attempts, audit, bootstrap, credentials, device, keys, labels, maintenance, oauth,
 // sessions, signin, sso, subscriptions, tenants, users, observability. Bottom: config (config.ts and the table of settings in
 // config/), errors, clock, ids, text, time, logger, version, transaction, crypto. Type-only
 // imports count: a type that points up is a dependency that points up.
-const CAPABILITIES = '(access|audit|bootstrap|credentials|device|keys|labels|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
+const CAPABILITIES = '(access|attempts|audit|bootstrap|credentials|device|keys|labels|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
 // (used as `^src/(${BOTTOM})`: alternatives relative to src/)
 const BOTTOM = '(config|errors|clock|ids|text|time|logger|version|transaction)\\.ts$|config/|crypto/';
 
