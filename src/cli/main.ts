@@ -103,7 +103,13 @@ export function clientCommandIndex(argv: readonly string[]): number {
   return -1;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Where help, usage and the version are written (standard output; a test may take them). */
+export type Out = (text: string) => void;
+const toStdout: Out = (text) => {
+  process.stdout.write(text);
+};
+
+export async function main(argv: string[], out: Out = toStdout): Promise<number> {
   const at = clientCommandIndex(argv);
   if (at >= 0) {
     const name = argv[at]!;
@@ -111,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
     // its own options, as typed: none of them is a setting of the service
     const args = argv.filter((_, i) => i !== at);
     if (args.some(isHelp)) {
-      process.stdout.write(command.usage);
+      out(command.usage);
       return 0;
     }
     return await runReporting(name, () => command.run(args));
@@ -124,10 +130,10 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined) {
     if (rest.some(isVersion) && !wantsHelp) {
       const v = loadVersionInfo();
-      process.stdout.write(`gatehouse ${v.tag} (revision ${v.revision.slice(0, 12)}, built ${v.timestamp})\n`);
+      out(`gatehouse ${v.tag} (revision ${v.revision.slice(0, 12)}, built ${v.timestamp})\n`);
       return 0;
     }
-    process.stdout.write(HELP);
+    out(HELP);
     return wantsHelp ? 0 : 1;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -137,14 +143,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   if ('client' in command) {
     if (wantsHelp) {
-      process.stdout.write(command.usage);
+      out(command.usage);
       return 0;
     }
     // its own options, as typed: none of them is a setting of the service
     return await runReporting(name, () => command.run(argv.filter((_, i) => i !== argv.indexOf(name))));
   }
   if (wantsHelp) {
-    process.stdout.write(`${command.usage}\n${command.settings === 'all' ? CONFIGURATION : settingsHelp(command.settings)}`);
+    out(`${command.usage}\n${command.settings === 'all' ? CONFIGURATION : settingsHelp(command.settings)}`);
     return 0;
   }
   if (extra.length > 0 && !command.takesArguments) {

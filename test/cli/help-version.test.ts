@@ -17,19 +17,14 @@ function assertFits(help: string): void {
   for (const line of help.split('\n')) assert.ok(line.length <= HELP_WIDTH, `longer than ${HELP_WIDTH} columns: ${JSON.stringify(line)}`);
 }
 
-/** main() in this process, its standard output captured: for what needs no process of its own. */
+/** main() in this process, what it writes for the person taken: for what needs no process of its
+ *  own. (Not by replacing process.stdout.write: the test runner reports through it too.) */
 async function inProcess(args: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
-  const write = process.stdout.write;
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    return { code: await main(args), stdout };
-  } finally {
-    process.stdout.write = write;
-  }
+  const code = await main(args, (text) => {
+    stdout += text;
+  });
+  return { code, stdout };
 }
 
 async function run(args: string[], vars: Record<string, string> = {}) {
