@@ -4,16 +4,26 @@
 // runs the files without one; `npm run typecheck` does it alone). Options of node's test runner
 // (--test-name-pattern=…, --test-only, …) are passed on.
 //
+// The whole suite shares processes between files: each process pays for Node, tsx, the imports,
+// the first PGlite and the first service once (about 3.7 CPU-s) instead of once per file. The
+// files are grouped into bundles, each a module that imports its files, balanced by the time each
+// file took (test/durations.json, written by `npm run test:durations`; a file not listed counts as
+// the median), and node's runner runs the bundles two at a time. A file whose first lines say
+// `// test-runner: own process` (it patches a global, or measures its process) runs alone, as
+// do the files named on the command line.
+//
 // Node 20's runner needs the .ts files named one by one: given a folder, or nothing, it looks
 // only for .js/.cjs/.mjs files, finds none and passes. So folders are expanded here, and a path
 // that names no test file is an error, not an empty pass. The reporters are the suite's: spec on
 // standard error for people, TAP on standard output for CI (its `# tests`, `# pass`, `# fail`).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** processes the shared files are spread over; node's runner runs two at a time */
+const BUNDLES = Number(process.env.GATEHOUSE_TEST_BUNDLES || 8);
 
 const USAGE = `Usage: npm test [-- [PATH]... [--test-name-pattern=REGEX] [--test-only]]
 
@@ -85,7 +95,7 @@ if (everything) {
   code = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']);
   if (code !== 0) process.exit(code);
 }
-const list = everything ? testFiles(join(root, 'test')).sort() : [...new Set(files)];
+const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : [...new Set(files)];
 process.exit(
   run(process.execPath, [
     '--import',
@@ -100,3 +110,37 @@ process.exit(
     ...list.map((f) => relative(root, f)),
   ]),
 );
+
+/** The files to hand to node's runner for the whole suite: a bundle module per group of files
+ *  that may share a process, and the files that need one of their own. */
+function bundled(all) {
+  const own = all.filter((f) => /^\/\/ test-runner: own process/m.test(readFileSync(f, 'utf8').slice(0, 2000)));
+  const shared = all.filter((f) => !own.includes(f));
+  const durations = loadDurations();
+  const known = Object.values(durations).sort((a, b) => a - b);
+  const median = known.length > 0 ? known[Math.floor(known.length / 2)] : 1;
+  const cost = (f) => durations[relative(root, f)] ?? median;
+  const groups = Array.from({ length: Math.min(BUNDLES, shared.length) }, () => ({ cost: 0, files: [] }));
+  // longest first, each to the lightest group so far
+  for (const f of [...shared].sort((a, b) => cost(b) - cost(a))) {
+    const lightest = groups.reduce((a, b) => (b.cost < a.cost ? b : a));
+    lightest.files.push(f);
+    lightest.cost += cost(f);
+  }
+  const dir = join(root, 'node_modules', '.cache', 'gatehouse-test', 'bundles');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const bundles = groups.map((g, i) => {
+    const file = join(dir, `bundle-${String(i + 1).padStart(2, '0')}.test.mjs`);
+    // in the order of the suite, so a bundle's output reads like the files' own
+    const lines = g.files.sort().map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};`);
+    writeFileSync(file, `// ${g.files.length} test files sharing one process (scripts/test.mjs)\n${lines.join('\n')}\n`);
+    return file;
+  });
+  return [...bundles, ...own];
+}
+
+function loadDurations() {
+  const file = join(root, 'test', 'durations.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+}

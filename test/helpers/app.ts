@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createService, type Service } from '../../src/compose.js';
 import type { Db, Engine } from '../../src/store/db.js';
-import { openTestDb } from './db.js';
+import { openTestDb, type TestDb } from './db.js';
 
 export const TEST_BASE_URL = 'http://gatehouse.test';
 export const ROOT_CLIENT_ID = 'root-admin';
@@ -23,7 +23,7 @@ export interface Response {
 export interface TestApp {
   engine: Engine;
   config: Config;
-  db: Db;
+  db: TestDb;
   service: Service;
   clock: ManualClock;
   /** every log line the app wrote */

@@ -7,9 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { ManualClock } from '../../src/clock.js';
-import type { Db } from '../../src/store/db.js';
 import { createStore, type Store } from '../../src/store/index.js';
-import { openTestDb } from '../helpers/db.js';
+import { openTestDb, type TestDb } from '../helpers/db.js';
 import { waitFor } from '../helpers/cli.js';
 
 const skip = process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL';
@@ -17,19 +16,19 @@ const skip = process.env.TEST_DATABASE_URL ? false : 'needs TEST_DATABASE_URL';
 const PATIENCE_MS = 15_000;
 
 describe('listening for other processes’ changes (postgres)', { skip }, () => {
-  let db: Db;
+  let db: TestDb;
   let other: pg.Client;
   let store: Store;
-  let schema: string;
+  let database: string;
   const events: string[] = [];
 
   before(async () => {
     db = await openTestDb('postgres');
-    schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]!.s;
+    database = (await sql<{ d: string }>`select current_database() as d`.execute(db.kysely)).rows[0]!.d;
     await db.listenForChanges!({ lost: () => events.push('lost'), restored: () => events.push('restored') });
     // a cache lifetime far beyond the test: only a heard change can refresh what it holds
     store = createStore(db.kysely, new ManualClock(new Date('2026-11-22T10:00:00Z')), { changes: db.changes, cacheLifetimeMs: 600_000 });
-    other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${schema},public` });
+    other = new pg.Client({ connectionString: db.url });
     await other.connect();
     await other.query(
       `insert into tenants (id, name, name_normalized, path, depth, created_at, updated_at) values (1, 'v', 'v', '1.', 0, now(), now())`,
@@ -59,9 +58,10 @@ describe('listening for other processes’ changes (postgres)', { skip }, () => 
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await admin.connect();
     try {
-      const cut = await admin.query('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1', [
-        `gatehouse changes ${schema}`,
-      ]);
+      const cut = await admin.query(
+        'select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1 and datname = $2',
+        ['gatehouse changes', database],
+      );
       assert.equal(cut.rowCount, 1, 'one listening connection');
     } finally {
       await admin.end();

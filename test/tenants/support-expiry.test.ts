@@ -334,11 +334,10 @@ for (const engine of engines()) {
 
     if (engine === 'postgres') {
       it('of runs in two services on the same schema, each tenant is disabled exactly once', async () => {
-        const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(t.db.kysely)).rows[0]!.s;
         const other = await startTestApp({
           engine,
           clock: t.clock,
-          db: await openDb({ engine: 'postgres', url: process.env.TEST_DATABASE_URL!, schema, poolSize: 4 }),
+          db: await openDb({ engine: 'postgres', url: t.db.url!, poolSize: 4 }),
         });
         try {
           const ids: string[] = [];

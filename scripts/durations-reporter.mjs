@@ -1,0 +1,24 @@
+// A reporter for node's test runner that writes test/durations.json: how long each test file's
+// tests took (the sum of its top-level tests and suites, in milliseconds). scripts/test.mjs
+// balances the processes of the whole suite by it. Refreshed by `npm run test:durations`, best
+// with TEST_DATABASE_URL set as CI sets it; a file it does not list counts as the median.
+import { writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export default async function* durations(source) {
+  const byFile = {};
+  let failed = 0;
+  for await (const event of source) {
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && event.data.nesting === 0 && event.data.file) {
+      const file = relative(root, event.data.file);
+      byFile[file] = Math.round((byFile[file] ?? 0) + event.data.details.duration_ms);
+      if (event.type === 'test:fail') failed++;
+    }
+  }
+  const sorted = Object.fromEntries(Object.entries(byFile).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(join(root, 'test', 'durations.json'), `${JSON.stringify(sorted, null, 2)}\n`);
+  yield `test/durations.json: ${Object.keys(sorted).length} files${failed ? ` (${failed} failed: their times are partial)` : ''}\n`;
+}
