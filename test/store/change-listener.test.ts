@@ -58,10 +58,10 @@ describe('listening for other processes’ changes (postgres)', { skip }, () => 
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
     await admin.connect();
     try {
-      const cut = await admin.query(
-        'select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1 and datname = $2',
-        ['gatehouse changes', database],
-      );
+      const cut = await admin.query('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1 and datname = $2', [
+        'gatehouse changes',
+        database,
+      ]);
       assert.equal(cut.rowCount, 1, 'one listening connection');
     } finally {
       await admin.end();
