@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ROLE_IDS, ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../../access/roles.js';
 import { systemClock } from '../../clock.js';
-import type { Config, Variable } from '../../config.js';
+import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
@@ -14,45 +14,6 @@ import { UserService } from '../../users/service.js';
 import { StartFailure } from '../failure-line.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
-
-export const USERS_USAGE = `Usage:
-  gatehouse users create --email ADDRESS [--tenant ID] [--role ROLE]...
-                         [--display-name NAME]
-  gatehouse users list [--tenant ID] [--json]
-  gatehouse users disable --email ADDRESS
-  gatehouse users enable --email ADDRESS
-  gatehouse users reset --email ADDRESS
-
-Manages the people who sign in, directly on the configured database
-(DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
-database stop serve first: the folder has one owner at a time). Day to day, use
-the GraphQL operations of docs/users.md instead (createUser, users,
-disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited as
-system:cli.
-
-A set-up link is made with this command's settings, which need not be the
-running server's: its address from GATEHOUSE_BASE_URL (else http://HOST:PORT),
-its lifetime from GATEHOUSE_USER_SETUP_TTL. Give the server's values, e.g.
---base-url https://id.example.com --user-setup-ttl 86400; the command prints
-which it used. Links that createUser returns are the server's own.
-
-  create   creates a user in tenant --tenant (default 1, the vendor) with the
-           roles given (Administrator, Analyst, Responder, Auditor; Operations
-           and Support in tenant 1 only; names or role ids; default Analyst)
-           and prints a one-time set-up link: the person opens it to set a
-           password and enrol an authenticator (TOTP)
-  list     lists the users of a tenant with status and roles (--json: one
-           object per line)
-  disable  stops a user: sessions and tokens stop working at once, and stay
-           dead if the user is enabled again
-  enable   lets a disabled user sign in again
-  reset    clears a user's password, authenticator and recovery codes, ends
-           its tokens, and prints a new set-up link (a lost authenticator, or
-           an administrator locked out)
-`;
-
-/** The settings `users` reads (its --help lists them). */
-export const USERS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_BASE_URL', 'GATEHOUSE_USER_SETUP_TTL'];
 
 const ROLE_BY_NAME = new Map(Object.entries(ROLE_IDS).map(([name, id]) => [name.toLowerCase(), id]));
 
