@@ -95,24 +95,46 @@ function describe(user: User): string {
   return `${user.email}\t${user.status}${setup}\ttenant ${user.tenantId}\t${roles || 'no roles'}\t${user.id}`;
 }
 
-export async function usersCommand(config: Config, args: string[]): Promise<number> {
+const ACTIONS = ['create', 'list', 'disable', 'enable', 'reset'] as const;
+type UsersAction = (typeof ACTIONS)[number];
+
+/** A `users` command line, read and checked before anything is opened. */
+export type UsersCommandLine = {
+  /** --tenant, else the vendor tenant 1 */
+  tenant: string;
+  /** the role ids of the --role options, in their order */
+  roles: string[];
+  displayName: string | null;
+  json: boolean;
+} & ({ action: 'list' } | { action: Exclude<UsersAction, 'list'>; email: string });
+
+/**
+ * Reads a `users` command line (the words after `users`). Every mistake it can hold is a
+ * UsageError, said before the database is opened: an unknown option or action, a missing
+ * --email, an unknown role, or a role the tenant cannot hold.
+ */
+export function usersCommandLine(args: string[]): UsersCommandLine {
   const [action, ...rest] = args;
   const values = parseOptions(rest);
-  const needEmail = (): string => {
-    if (!values.email) throw new UsageError(`users ${action} needs --email ADDRESS`);
-    return values.email;
-  };
-  if (!action || !['create', 'list', 'disable', 'enable', 'reset'].includes(action)) {
+  if (!action || !(ACTIONS as readonly string[]).includes(action)) {
     throw new UsageError(action ? `unknown users action ${action}` : 'users needs an action: create, list, disable, enable or reset');
   }
+  const tenant = values.tenant ?? ROOT_TENANT_ID;
   const roles = (values.role ?? []).map(roleIdOf);
-  if (action === 'create') checkRolesFor(values.tenant ?? ROOT_TENANT_ID, roles);
+  if (action === 'create') checkRolesFor(tenant, roles);
+  const common = { tenant, roles, displayName: values['display-name'] ?? null, json: values.json === true };
+  if (action === 'list') return { ...common, action };
+  if (!values.email) throw new UsageError(`users ${action} needs --email ADDRESS`);
+  return { ...common, action: action as Exclude<UsersAction, 'list'>, email: values.email };
+}
 
+export async function usersCommand(config: Config, args: string[]): Promise<number> {
+  const line = usersCommandLine(args);
   let db: Awaited<ReturnType<typeof openConfiguredDb>>;
   try {
     db = await openConfiguredDb(config);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw folderInUse(err, config.dataDir, action);
+    if (err instanceof DataDirLockedError) throw folderInUse(err, config.dataDir, line.action);
     throw err;
   }
   try {
@@ -125,7 +147,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       baseUrl: config.baseUrl,
       setupTtlSeconds: config.userSetupTtlSeconds,
     });
-    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const out = (text: string) => process.stdout.write(`${text}\n`);
     /** the link, then which settings made it: they are this command's, not necessarily the server's */
     const link = (url: string, until: Date, email: string, advice = '') => {
       out(`set-up link (one use, valid ${lifetime(config.userSetupTtlSeconds)}, until ${until.toISOString()}${advice}):`);
@@ -136,31 +158,31 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       out(`if the server's differ, make a new link with them:`);
       out(`  gatehouse users reset --email ${shellWord(email)} --base-url URL --user-setup-ttl SECONDS`);
     };
-    switch (action) {
+    switch (line.action) {
       case 'create': {
-        const created = await users.createAsOperator(values.tenant ?? '1', {
-          email: needEmail(),
-          displayName: values['display-name'] ?? null,
-          roles: roles.length ? roles : null,
+        const created = await users.createAsOperator(line.tenant, {
+          email: line.email,
+          displayName: line.displayName,
+          roles: line.roles.length ? line.roles : null,
         });
         out(`created ${describe(created.user)}`);
         link(created.setupUrl, created.setupExpiresAt, created.user.email, '; send it to the person, privately');
         return 0;
       }
       case 'list': {
-        for (const u of await users.listAsOperator(values.tenant ?? '1')) {
-          out(values.json ? JSON.stringify(toJson(u)) : describe(u));
+        for (const u of await users.listAsOperator(line.tenant)) {
+          out(line.json ? JSON.stringify(toJson(u)) : describe(u));
         }
         return 0;
       }
       case 'disable':
       case 'enable': {
-        const user = await users.setDisabledAsOperator(needEmail(), action === 'disable');
-        out(`${action}d ${describe(user)}`);
+        const user = await users.setDisabledAsOperator(line.email, line.action === 'disable');
+        out(`${line.action}d ${describe(user)}`);
         return 0;
       }
-      default: {
-        const reset = await users.resetSignInAsOperator(needEmail());
+      case 'reset': {
+        const reset = await users.resetSignInAsOperator(line.email);
         out(`reset ${describe(reset.user)}`);
         link(reset.setupUrl, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
         return 0;
