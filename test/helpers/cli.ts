@@ -77,6 +77,8 @@ async function cachedMigratedFolder(): Promise<string> {
 export async function migratedDataDir(dataDir: string): Promise<string> {
   migratedFolder ??= cachedMigratedFolder();
   cpSync(await migratedFolder, dataDir, { recursive: true });
+  // as migrate left it, whatever may have been written to the cache since: no lock, no key
+  assert.deepEqual(readdirSync(dataDir), ['pgdata'], `${dataDir} is a migrated folder and nothing else`);
   return dataDir;
 }
 
