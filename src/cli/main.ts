@@ -1,19 +1,29 @@
 // `gatehouse <command>`: serve, migrate, users; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
+//
+// A command's module is imported only when that command runs (the table below): help, the version
+// and a usage error load none of them, so they answer in about the time Node takes to start
+// (serve's module alone loads the whole service: Fastify, GraphQL, PGlite; about a second).
+// Only the small modules imported here are loaded up front; test/cli/lazy-commands.test.ts keeps
+// it so, and `npm run bench -- --only cli-start` measures it (docs/benchmarks.md).
 import { ConfigError, flagsToVariables, loadConfig, type Config, type Variable } from '../config.js';
 import { loadVersionInfo } from '../version.js';
-import { MIGRATE_SETTINGS, MIGRATE_USAGE, migrateCommand } from './commands/migrate.js';
-import { SERVE_USAGE, serveCommand } from './commands/serve.js';
-import { USERS_SETTINGS, USERS_USAGE, usersCommand } from './commands/users.js';
-import { LOGIN_USAGE, loginCommand } from './commands/login.js';
-import { LOGOUT_USAGE, logoutCommand } from './commands/logout.js';
-import { TOKEN_USAGE, tokenCommand } from './commands/token.js';
-import { WHOAMI_USAGE, whoamiCommand } from './commands/whoami.js';
 import { ClientFailure } from './client/server.js';
 import { configurationHelp, settingsHelp } from './config-help.js';
 import { failureLine } from './failure-line.js';
 import { UsageError } from './usage-error.js';
+import {
+  LOGIN_USAGE,
+  LOGOUT_USAGE,
+  MIGRATE_SETTINGS,
+  MIGRATE_USAGE,
+  SERVE_USAGE,
+  TOKEN_USAGE,
+  USERS_SETTINGS,
+  USERS_USAGE,
+  WHOAMI_USAGE,
+} from './usage.js';
 
 export const USAGE = `gatehouse: tenant management and API-credential service
 
@@ -38,9 +48,6 @@ Usage:
 From a checkout (npm ci), run it as: npx gatehouse <command>
 `;
 
-/** The configuration section of `serve --help`, generated from the table of settings. */
-export const CONFIGURATION = configurationHelp();
-
 /** Where the settings are: the general help lists none of them, since login, token, whoami and
  *  logout read none (each one's --help says what it reads). */
 const SETTINGS = `Settings:
@@ -59,7 +66,8 @@ interface Command {
   settings: 'all' | readonly Variable[];
   /** whether words after the command name are its own (an action, options); else they are refused */
   takesArguments?: boolean;
-  run(config: Config, args: string[]): Promise<number>;
+  /** the command itself, imported when it runs */
+  load(): Promise<(config: Config, args: string[]) => Promise<number>>;
 }
 
 /** A command of the service's users: a client of a running server, which reads no service
@@ -67,17 +75,24 @@ interface Command {
 interface ClientCommand {
   usage: string;
   client: true;
-  run(args: string[]): Promise<number>;
+  /** the command itself, imported when it runs */
+  load(): Promise<(args: string[]) => Promise<number>>;
 }
 
-const COMMANDS: Record<string, Command | ClientCommand> = {
-  serve: { usage: SERVE_USAGE, settings: 'all', run: serveCommand },
-  migrate: { usage: MIGRATE_USAGE, settings: MIGRATE_SETTINGS, run: migrateCommand },
-  users: { usage: USERS_USAGE, settings: USERS_SETTINGS, takesArguments: true, run: usersCommand },
-  login: { usage: LOGIN_USAGE, client: true, run: loginCommand },
-  token: { usage: TOKEN_USAGE, client: true, run: tokenCommand },
-  whoami: { usage: WHOAMI_USAGE, client: true, run: whoamiCommand },
-  logout: { usage: LOGOUT_USAGE, client: true, run: logoutCommand },
+/** Every command: its help, and where its code is (imported only when it runs). */
+export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
+  serve: { usage: SERVE_USAGE, settings: 'all', load: async () => (await import('./commands/serve.js')).serveCommand },
+  migrate: { usage: MIGRATE_USAGE, settings: MIGRATE_SETTINGS, load: async () => (await import('./commands/migrate.js')).migrateCommand },
+  users: {
+    usage: USERS_USAGE,
+    settings: USERS_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/users.js')).usersCommand,
+  },
+  login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
+  token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },
+  whoami: { usage: WHOAMI_USAGE, client: true, load: async () => (await import('./commands/whoami.js')).whoamiCommand },
+  logout: { usage: LOGOUT_USAGE, client: true, load: async () => (await import('./commands/logout.js')).logoutCommand },
 };
 
 const isHelp = (a: string) => a === '--help' || a === '-h';
@@ -103,13 +118,35 @@ export function clientCommandIndex(argv: readonly string[]): number {
   return -1;
 }
 
-/** Where help, usage and the version are written (standard output; a test may take them). */
+/** Where help, usage and the version are written (standard output), and refusals (standard error). */
 export type Out = (text: string) => void;
-const toStdout: Out = (text) => {
-  process.stdout.write(text);
+
+/** What main() writes to and reads its configuration from; a test running it in its process gives
+ *  its own (replacing process.stdout.write would also catch the test runner's own reports). */
+export interface Io {
+  /** help, usage and the version; by default standard output */
+  out: Out;
+  /** the one line of a refusal or a failure; by default standard error */
+  err: Out;
+  /** where the service's commands (serve, migrate, users) read their settings; by default
+   *  process.env. The client commands read theirs from process.env. */
+  env: NodeJS.ProcessEnv;
+}
+
+const STANDARD: Io = {
+  out: (text) => {
+    process.stdout.write(text);
+  },
+  err: (text) => {
+    process.stderr.write(text);
+  },
+  get env() {
+    return process.env;
+  },
 };
 
-export async function main(argv: string[], out: Out = toStdout): Promise<number> {
+export async function main(argv: string[], io: Partial<Io> = {}): Promise<number> {
+  const { out, err, env } = { ...STANDARD, ...io };
   const at = clientCommandIndex(argv);
   if (at >= 0) {
     const name = argv[at]!;
@@ -120,7 +157,7 @@ export async function main(argv: string[], out: Out = toStdout): Promise<number>
       out(command.usage);
       return 0;
     }
-    return await runReporting(name, () => command.run(args));
+    return await runReporting(name, err, async () => (await command.load())(args));
   }
   const { vars, rest } = flagsToVariables(argv);
   const words = rest.filter((a) => !isHelp(a) && !isVersion(a));
@@ -138,7 +175,7 @@ export async function main(argv: string[], out: Out = toStdout): Promise<number>
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    process.stderr.write(`gatehouse: unknown command ${name}; see gatehouse --help\n`);
+    err(`gatehouse: unknown command ${name}; see gatehouse --help\n`);
     return 2;
   }
   if ('client' in command) {
@@ -147,44 +184,45 @@ export async function main(argv: string[], out: Out = toStdout): Promise<number>
       return 0;
     }
     // its own options, as typed: none of them is a setting of the service
-    return await runReporting(name, () => command.run(argv.filter((_, i) => i !== argv.indexOf(name))));
+    const args = argv.filter((_, i) => i !== argv.indexOf(name));
+    return await runReporting(name, err, async () => (await command.load())(args));
   }
   if (wantsHelp) {
-    out(`${command.usage}\n${command.settings === 'all' ? CONFIGURATION : settingsHelp(command.settings)}`);
+    out(`${command.usage}\n${command.settings === 'all' ? configurationHelp() : settingsHelp(command.settings)}`);
     return 0;
   }
   if (extra.length > 0 && !command.takesArguments) {
-    process.stderr.write(`gatehouse: unexpected argument ${extra[0]}; see gatehouse ${name} --help\n`);
+    err(`gatehouse: unexpected argument ${extra[0]}; see gatehouse ${name} --help\n`);
     return 2;
   }
   let config: Config;
   try {
-    config = loadConfig(process.env, vars, { serving: name === 'serve' });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const problem of err.problems) process.stderr.write(`gatehouse: invalid configuration: ${problem}\n`);
+    config = loadConfig(env, vars, { serving: name === 'serve' });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      for (const problem of e.problems) err(`gatehouse: invalid configuration: ${problem}\n`);
       return 2;
     }
-    throw err;
+    throw e;
   }
-  return await runReporting(name, () => command.run(config, extra));
+  return await runReporting(name, err, async () => (await command.load())(config, extra));
 }
 
 /** Runs a command; a failure becomes one line on standard error and an exit code. */
-async function runReporting(name: string, run: () => Promise<number>): Promise<number> {
+async function runReporting(name: string, err: Out, run: () => Promise<number>): Promise<number> {
   try {
     return await run();
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`gatehouse: ${err.message}; see gatehouse ${name} --help\n`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err(`gatehouse: ${e.message}; see gatehouse ${name} --help\n`);
       return 2;
     }
-    if (err instanceof ClientFailure) {
-      process.stderr.write(`gatehouse ${name}: ${err.message}\n`);
+    if (e instanceof ClientFailure) {
+      err(`gatehouse ${name}: ${e.message}\n`);
       return 1;
     }
     // the command has closed what it opened; what is left is to say what happened
-    process.stderr.write(`gatehouse: ${failureLine(err)}\n`);
+    err(`gatehouse: ${failureLine(e)}\n`);
     return 1;
   }
 }

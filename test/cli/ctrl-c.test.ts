@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PATIENCE_MS, cleanEnv, ensureBuilt, exitOf, freePort, gatehouse, root } from '../helpers/cli.js';
+import { PATIENCE_MS, cleanEnv, ensureBuilt, freePort, migratedDataDir, root } from '../helpers/cli.js';
 
 const PRESSES: Record<string, number> = { 'npm start': 10, 'npx gatehouse serve': 3, 'node bin/gatehouse.js serve': 3 };
 
@@ -89,10 +89,8 @@ describe('Ctrl-C in a terminal on every documented start command: the clean stop
     const name = command[0] === process.execPath ? 'node bin/gatehouse.js serve' : command.join(' ');
     const presses = PRESSES[name]!;
     it(`${name}: ${presses} starts, each stopped by one Ctrl-C: "shutting down", lock released, 130`, { timeout: 300_000 }, async () => {
-      const dataDir = join(tmp, name.replace(/\W+/g, '-'));
-      // a migrated and bootstrapped folder: each start below is an ordinary one
-      const m = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: dataDir });
-      assert.equal((await exitOf(m, PATIENCE_MS)).code, 0, m.stderr());
+      // a migrated folder: each start below is an ordinary one (the first also bootstraps)
+      const dataDir = await migratedDataDir(join(tmp, name.replace(/\W+/g, '-')));
       const env = cleanEnv({ GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()), npm_config_update_notifier: 'false' });
       const run = spawnSync('python3', ['-c', DRIVER, String(presses), dataDir, String(PATIENCE_MS / 1000), ...command], {
         cwd: root,

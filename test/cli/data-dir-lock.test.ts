@@ -16,6 +16,7 @@ import {
   freePort,
   gatehouse,
   killAll,
+  migratedDataDir,
   oneLine,
   readLock,
   stop,
@@ -58,10 +59,8 @@ describe('data-folder lock (gatehouse executable)', () => {
   before(async () => {
     ensureBuilt();
     tmp = mkdtempSync(join(tmpdir(), 'gatehouse-lock-'));
-    dataDir = join(tmp, 'data');
     // a migrated folder, so that each start below is quick
-    const m = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: dataDir });
-    assert.equal((await exitOf(m, PATIENCE_MS)).code, 0, m.stderr());
+    dataDir = await migratedDataDir(join(tmp, 'data'));
   });
   after(async () => {
     await killAll();

@@ -21,8 +21,10 @@ function assertFits(help: string): void {
  *  own. (Not by replacing process.stdout.write: the test runner reports through it too.) */
 async function inProcess(args: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
-  const code = await main(args, (text) => {
-    stdout += text;
+  const code = await main(args, {
+    out: (text) => {
+      stdout += text;
+    },
   });
   return { code, stdout };
 }

@@ -5,13 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ensureBuilt, freePort, gatehouse, get, killAll, stop, waitHealthy } from '../helpers/cli.js';
+import { ensureBuilt, freePort, gatehouse, get, killAll, migratedDataDir, stop, waitHealthy } from '../helpers/cli.js';
 
 describe('metrics listener (gatehouse executable)', () => {
   let tmp: string;
-  before(() => {
+  let dataDir: string;
+  before(async () => {
     ensureBuilt();
     tmp = mkdtempSync(join(tmpdir(), 'gatehouse-metrics-'));
+    dataDir = await migratedDataDir(join(tmp, 'data'));
   });
   after(async () => {
     await killAll();
@@ -20,7 +22,7 @@ describe('metrics listener (gatehouse executable)', () => {
 
   it('without GATEHOUSE_METRICS_PORT, /metrics is served nowhere', async () => {
     const port = await freePort();
-    const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: join(tmp, 'data'), PORT: String(port) });
+    const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(port) });
     await waitHealthy(p, port);
     const res = await get(port, '/metrics');
     assert.equal(res?.status, 404);
@@ -31,7 +33,7 @@ describe('metrics listener (gatehouse executable)', () => {
   it('with GATEHOUSE_METRICS_PORT, /metrics is served on that port only and counts the public requests', async () => {
     const port = await freePort();
     const metricsPort = await freePort();
-    const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: join(tmp, 'data'), PORT: String(port), GATEHOUSE_METRICS_PORT: String(metricsPort) });
+    const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(port), GATEHOUSE_METRICS_PORT: String(metricsPort) });
     await waitHealthy(p, port);
     for (let i = 0; i < 3; i++) assert.equal((await get(port, '/healthz'))?.status, 200);
     const pub = await get(port, '/metrics');

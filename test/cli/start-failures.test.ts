@@ -19,6 +19,7 @@ import {
   killAll,
   LINGER_MS,
   lingeredMs,
+  migratedDataDir,
   occupiedPort,
   oneLine,
   stop,
@@ -44,9 +45,7 @@ describe('failed starts (gatehouse executable)', () => {
 
   describe('a port in use', () => {
     it('on an existing embedded folder: exits non-zero in one line naming the address, and releases the lock', async () => {
-      const dataDir = join(tmp, 'port-in-use');
-      const m = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: dataDir });
-      assert.equal((await exitOf(m, PATIENCE_MS)).code, 0, m.stderr());
+      const dataDir = await migratedDataDir(join(tmp, 'port-in-use'));
       const busy = await occupiedPort();
       try {
         const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(busy.port) });
@@ -69,7 +68,8 @@ describe('failed starts (gatehouse executable)', () => {
     });
 
     it('for GATEHOUSE_METRICS_PORT: the line names that variable', async () => {
-      const dataDir = join(tmp, 'metrics-port-in-use');
+      // migrated, never served: this start is the folder's first
+      const dataDir = await migratedDataDir(join(tmp, 'metrics-port-in-use'));
       const busy = await occupiedPort();
       try {
         const p = gatehouse(['serve'], { GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()), GATEHOUSE_METRICS_PORT: String(busy.port) });

@@ -1,7 +1,10 @@
 // `gatehouse users …`: operators manage users on the database (docs/users.md), on both engines:
 // refused on an empty database with what to do, then create (set-up link kept only as a digest),
 // list, disable/enable, reset, and every bad command line answered with exit 2 and a pointer to
-// the help.
+// the help. The executable is spawned where its run is the point (exit codes, output, the folder
+// held by a server); bad command lines go through main() in this process, each one line to
+// standard error and exit 2 as main() answers them; the embedded folder starts as a copy of a
+// migrated one (migratedDataDir).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,10 +13,23 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
-import { createDatabase, ENCRYPTION_KEY, ensureBuilt, exitOf, freePort, gatehouse, killAll, PATIENCE_MS, stop, waitHealthy } from '../helpers/cli.js';
+import {
+  createDatabase,
+  ENCRYPTION_KEY,
+  ensureBuilt,
+  exitOf,
+  freePort,
+  gatehouse,
+  killAll,
+  migratedDataDir,
+  PATIENCE_MS,
+  stop,
+  waitHealthy,
+} from '../helpers/cli.js';
 import { engines } from '../helpers/engines.js';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { usersCommand } from '../../src/cli/commands/users.js';
+import { usersCommand, usersCommandLine } from '../../src/cli/commands/users.js';
+import { main } from '../../src/cli/main.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { loadConfig } from '../../src/config.js';
 
@@ -31,6 +47,19 @@ async function run(env: Record<string, string>, args: string[]) {
   return { code: r.code, stdout: p.stdout(), stderr: p.stderr() };
 }
 
+/** `gatehouse users ARGS` through main() in this process, with this environment: its exit code,
+ *  and what it wrote to standard error. */
+async function inProcess(env: Record<string, string>, args: string[]) {
+  let stderr = '';
+  const code = await main(['users', ...args], {
+    env,
+    err: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stderr };
+}
+
 for (const engine of engines()) {
   describe(`gatehouse users (${engine})`, () => {
     const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-users-cli-'));
@@ -44,7 +73,8 @@ for (const engine of engines()) {
         dropDb = db.drop;
         env = { DATABASE_URL: db.url, GATEHOUSE_ENCRYPTION_KEY: ENCRYPTION_KEY, GATEHOUSE_BASE_URL: 'https://id.example.com' };
       } else {
-        env = { GATEHOUSE_DATA_DIR: join(tmp, 'data'), GATEHOUSE_BASE_URL: 'https://id.example.com' };
+        // migrated, never served: as `gatehouse migrate` leaves it
+        env = { GATEHOUSE_DATA_DIR: await migratedDataDir(join(tmp, 'data')), GATEHOUSE_BASE_URL: 'https://id.example.com' };
       }
     });
     after(async () => {
@@ -165,7 +195,7 @@ for (const engine of engines()) {
       assert.deepEqual(Buffer.from(row!.setup_token_hash as Uint8Array), createHash('sha256').update(token).digest());
     });
 
-    it('answers a bad command line with exit 2, what was wrong, and where help is', async () => {
+    it('answers a bad command line with exit 2, what was wrong, and where help is (in process)', async () => {
       const cases: [string[], RegExp][] = [
         [['create', '--email', 'ops@example.com'], /A user with this e-mail address exists/],
         [['create', '--email', 'not-an-address'], /email "not-an-address" is not an e-mail address/],
@@ -178,7 +208,7 @@ for (const engine of engines()) {
         [[], /users needs an action: create, list, disable, enable or reset/],
       ];
       for (const [args, message] of cases) {
-        const r = await run(env, args);
+        const r = await inProcess(env, args);
         assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
         assert.match(r.stderr, message, args.join(' '));
         assert.match(r.stderr, /; see gatehouse users --help\n$/);
@@ -213,5 +243,64 @@ describe('gatehouse users: roles by name in every refusal (in process)', () => {
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('gatehouse users: the command line, read before anything is opened (in process)', () => {
+  it('a mistake in it is a usage error, answered with exit 2 before the database is opened', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gatehouse-users-line-'));
+    const dataDir = join(tmp, 'data');
+    const cases: [string[], RegExp][] = [
+      [['create', '--email', 'x@example.com', '--role', 'Wizard'], /^unknown role "Wizard": use one of Administrator, Analyst, /],
+      [['create', '--mail', 'x@example.com'], /^Unknown option '--mail'$/],
+      [['create'], /^users create needs --email ADDRESS$/],
+      [['reset', '--tenant', '1'], /^users reset needs --email ADDRESS$/],
+      [['list', 'extra'], /^Unexpected argument 'extra'/],
+      [['frob'], /^unknown users action frob$/],
+      [[], /^users needs an action: create, list, disable, enable or reset$/],
+    ];
+    try {
+      for (const [args, message] of cases) {
+        assert.throws(
+          () => usersCommandLine(args),
+          (err: Error) => err instanceof UsageError && message.test(err.message),
+          args.join(' '),
+        );
+        const r = await inProcess({ GATEHOUSE_DATA_DIR: dataDir }, args);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, /^gatehouse: .*; see gatehouse users --help\n$/, args.join(' '));
+      }
+      assert.equal(existsSync(dataDir), false, 'the database was not opened');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the action, the address, the tenant (1 unless given) and the roles by name or id', () => {
+    assert.deepEqual(
+      usersCommandLine([
+        'create',
+        '--email',
+        'a@example.com',
+        '--role',
+        'auditor',
+        '--role',
+        ROLE_IDS.Analyst,
+        '--tenant',
+        '7',
+        '--display-name',
+        'A',
+      ]),
+      { action: 'create', email: 'a@example.com', tenant: '7', roles: [ROLE_IDS.Auditor, ROLE_IDS.Analyst], displayName: 'A', json: false },
+    );
+    assert.deepEqual(usersCommandLine(['list', '--json']), { action: 'list', tenant: '1', roles: [], displayName: null, json: true });
+    assert.deepEqual(usersCommandLine(['disable', '--email', 'B@example.com']), {
+      action: 'disable',
+      email: 'B@example.com',
+      tenant: '1',
+      roles: [],
+      displayName: null,
+      json: false,
+    });
   });
 });

@@ -3,8 +3,8 @@
 // (and kill the process) rather than hang it.
 import assert from 'node:assert/strict';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,56 @@ export const PATIENCE_MS = 60_000;
 /** `npm test` builds dist/ first (scripts/test.mjs); a file run by node --test alone builds it here. The build script does nothing when dist/ is current. */
 export function ensureBuilt(): void {
   execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'pipe' });
+}
+
+/** What a migrated data folder depends on: the migrations, and the PGlite that wrote it (the lock
+ *  file's versions), as test/helpers/db.ts keys its image. */
+function migrationsKey(): string {
+  const dir = join(root, 'src', 'store', 'migrations');
+  const h = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) h.update(name).update(readFileSync(join(dir, name)));
+  h.update(readFileSync(join(root, 'package-lock.json')));
+  return h.digest('hex').slice(0, 16);
+}
+
+let migratedFolder: Promise<string> | undefined;
+
+/** The cached folder: made once by `gatehouse migrate` (by whichever test process gets there
+ *  first: it is built aside and renamed into place, so a folder found is complete). */
+async function cachedMigratedFolder(): Promise<string> {
+  const cache = join(root, 'node_modules', '.cache', 'gatehouse-test');
+  const folder = join(cache, `data-dir-${migrationsKey()}`);
+  if (existsSync(folder)) return folder;
+  mkdirSync(cache, { recursive: true });
+  const building = `${folder}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  const m = gatehouse(['migrate'], { GATEHOUSE_DATA_DIR: building });
+  const r = await exitOf(m, PATIENCE_MS);
+  assert.equal(r.code, 0, `gatehouse migrate for the cached data folder failed:\n${m.stderr()}`);
+  assert.deepEqual(readdirSync(building), ['pgdata'], 'migrate leaves the database alone in the folder (no lock, no key)');
+  try {
+    renameSync(building, folder);
+  } catch (err) {
+    // another test process put its own in place first: made from the same migrations
+    if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    rmSync(building, { recursive: true, force: true });
+  }
+  return folder;
+}
+
+/**
+ * Makes `dataDir` (GATEHOUSE_DATA_DIR) an embedded database on which `gatehouse migrate` has run
+ * and nothing else (no tenant, no key, no lock): a copy of a folder migrated once and cached,
+ * keyed by the migrations' content. A spawned serve or users then starts as on any existing
+ * folder, instead of creating the database (initdb) and applying every migration first, which
+ * costs seconds of CPU a spawn. A serve on it is still a first start (it bootstraps).
+ */
+export async function migratedDataDir(dataDir: string): Promise<string> {
+  migratedFolder ??= cachedMigratedFolder();
+  cpSync(await migratedFolder, dataDir, { recursive: true });
+  // as migrate left it, whatever may have been written to the cache since: no lock, no key
+  assert.deepEqual(readdirSync(dataDir), ['pgdata'], `${dataDir} is a migrated folder and nothing else`);
+  return dataDir;
 }
 
 export function freePort(): Promise<number> {

@@ -6,33 +6,12 @@ import { deviceLogin, type IssuedToken } from '../client/device-login.js';
 import { discover } from '../client/discovery.js';
 import { type Interrupt, listenForInterrupt } from '../client/interrupt.js';
 import { openPage } from '../client/open-page.js';
-import { CLIENT_ENVIRONMENT, CONFIG_DIR_HELP, parseOptions } from '../client/options.js';
+import { CLIENT_ENVIRONMENT, parseOptions } from '../client/options.js';
 import { progressView } from '../client/progress.js';
 import { ask } from '../client/prompt.js';
 import { requiredServer, sentInClear } from '../client/server.js';
 import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { UsageError } from '../usage-error.js';
-
-export const LOGIN_USAGE = `Usage:
-  gatehouse login --url URL [--username ADDRESS] [--open]
-
-Signs you in from this terminal (a command line or a notebook) with your own
-account, without a password at the prompt: it prints a page address and a code;
-open the page in a browser, check that it shows the same code, sign in (with
-your authenticator) as ADDRESS, and approve. The token is then kept in your
-configuration folder, readable by you only, for gatehouse token and gatehouse
-whoami; gatehouse logout forgets it. Ctrl-C cancels.
-
-Options:
-  --url URL            the server's address (or GATEHOUSE_URL)
-  --username ADDRESS   the e-mail address you sign in with (or
-                       GATEHOUSE_USERNAME); asked for when not given
-  --open               also open the page in your default browser (only a
-                       page on the server of --url)
-
-Environment:
-${CONFIG_DIR_HELP}
-`;
 
 export async function loginCommand(args: string[]): Promise<number> {
   const o = parseOptions(args, { url: { type: 'string' }, username: { type: 'string' }, open: { type: 'boolean' } });

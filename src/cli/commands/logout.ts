@@ -1,24 +1,6 @@
 // gatehouse logout: forgets the token of gatehouse login on this machine.
-import { CONFIG_DIR_HELP, parseOptions } from '../client/options.js';
+import { parseOptions } from '../client/options.js';
 import { stillLoggedIn, storedLogin } from '../client/stored-login.js';
-
-export const LOGOUT_USAGE = `Usage:
-  gatehouse logout [--url URL]
-
-Forgets the token that gatehouse login kept for --url (else for the server of
-the last login). The token itself stays valid on the server until it expires;
-to end every token of an account at once, an administrator resets its sign-in
-(resetUserSignIn, or gatehouse users reset).
-
-After logging out of the current server no login is current, even if others
-are kept: the commands then need --url (or GATEHOUSE_URL) to pick one.
-
-Options:
-  --url URL   the server's address (or GATEHOUSE_URL)
-
-Environment:
-${CONFIG_DIR_HELP}
-`;
 
 export function logoutCommand(args: string[]): Promise<number> {
   return Promise.resolve(logout(args));

@@ -32,24 +32,6 @@ import { METRICS_REQUEST, serveWorkers } from './serve-workers.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
-export const SERVE_USAGE = `Usage: gatehouse serve [--variable value …]
-
-Starts the service: applies missing database migrations, creates the vendor
-tenant and the first administrators on an empty database (printing generated
-secrets once), loads the signing keys (re-sealing them when
-GATEHOUSE_ENCRYPTION_KEY has a new first key), and listens on HOST:PORT; with
-GATEHOUSE_METRICS_PORT, /metrics is served on HOST:GATEHOUSE_METRICS_PORT.
-SIGTERM or SIGINT (Ctrl-C) stops it: in-flight requests finish (for up to
-10 s), buffered state is written, the database is closed; then it exits 0
-after SIGTERM, 130 after SIGINT. A repeated signal does not cut the stop short
-(npm start and npx pass each Ctrl-C on, so it arrives twice); Ctrl-\\ (SIGQUIT)
-ends it at once. A failed start exits non-zero with one line on standard error.
-
-With --workers N (GATEHOUSE_WORKERS; PostgreSQL only) N processes share the
-port, one per core: the first starts alone (migrations, first start), then the
-others; one that dies is replaced; /metrics sums them all.
-`;
-
 export async function serveCommand(config: Config): Promise<number> {
   if (config.workers > 1 && cluster.isPrimary) return serveWorkers(config);
   const worker = cluster.isWorker ? cluster.worker : undefined;

@@ -2,37 +2,11 @@
 // id and secret it asks the token endpoint (client credentials); without, it prints the token of
 // gatehouse login.
 import { discover } from '../client/discovery.js';
-import { CLIENT_ENVIRONMENT, CONFIG_DIR_HELP, parseOptions } from '../client/options.js';
+import { CLIENT_ENVIRONMENT, parseOptions } from '../client/options.js';
 import { printable } from '../client/printable.js';
 import { ClientFailure, formBody, oauthError, requestJson, requiredServer, sentInClear } from '../client/server.js';
 import { liveLogin } from '../client/stored-login.js';
 import { UsageError } from '../usage-error.js';
-
-export const TOKEN_USAGE = `Usage:
-  gatehouse token [--url URL] [--json]
-  gatehouse token --url URL --client-id ID [--client-secret SECRET]
-                  [--scope ROLES] [--json]
-
-Prints an access token on standard output, e.g.
-  curl -H "Authorization: Bearer $(gatehouse token)" URL/assets/version
-
-With an API client (--client-id, or GATEHOUSE_CLIENT_ID), asks the server for a
-token by the client-credentials grant. The secret comes from
-GATEHOUSE_CLIENT_SECRET (preferred: a flag is visible to other users of this
-machine in the process list) or --client-secret. Without a client, prints the
-token of gatehouse login (for --url, else the server of the last login).
-
-Options:
-  --url URL              the server's address (or GATEHOUSE_URL)
-  --client-id ID         the API client's client_id (or GATEHOUSE_CLIENT_ID)
-  --client-secret SECRET its secret (or GATEHOUSE_CLIENT_SECRET)
-  --scope ROLES          narrow the token to these roles, space-separated
-                         (e.g. "Analyst"); clients only
-  --json                 print the token endpoint's whole answer as JSON
-
-Environment:
-${CONFIG_DIR_HELP}
-`;
 
 export async function tokenCommand(args: string[]): Promise<number> {
   const o = parseOptions(args, {

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ROLE_IDS, ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../../access/roles.js';
 import { systemClock } from '../../clock.js';
-import type { Config, Variable } from '../../config.js';
+import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
@@ -14,45 +14,6 @@ import { UserService } from '../../users/service.js';
 import { StartFailure } from '../failure-line.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
-
-export const USERS_USAGE = `Usage:
-  gatehouse users create --email ADDRESS [--tenant ID] [--role ROLE]...
-                         [--display-name NAME]
-  gatehouse users list [--tenant ID] [--json]
-  gatehouse users disable --email ADDRESS
-  gatehouse users enable --email ADDRESS
-  gatehouse users reset --email ADDRESS
-
-Manages the people who sign in, directly on the configured database
-(DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
-database stop serve first: the folder has one owner at a time). Day to day, use
-the GraphQL operations of docs/users.md instead (createUser, users,
-disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited as
-system:cli.
-
-A set-up link is made with this command's settings, which need not be the
-running server's: its address from GATEHOUSE_BASE_URL (else http://HOST:PORT),
-its lifetime from GATEHOUSE_USER_SETUP_TTL. Give the server's values, e.g.
---base-url https://id.example.com --user-setup-ttl 86400; the command prints
-which it used. Links that createUser returns are the server's own.
-
-  create   creates a user in tenant --tenant (default 1, the vendor) with the
-           roles given (Administrator, Analyst, Responder, Auditor; Operations
-           and Support in tenant 1 only; names or role ids; default Analyst)
-           and prints a one-time set-up link: the person opens it to set a
-           password and enrol an authenticator (TOTP)
-  list     lists the users of a tenant with status and roles (--json: one
-           object per line)
-  disable  stops a user: sessions and tokens stop working at once, and stay
-           dead if the user is enabled again
-  enable   lets a disabled user sign in again
-  reset    clears a user's password, authenticator and recovery codes, ends
-           its tokens, and prints a new set-up link (a lost authenticator, or
-           an administrator locked out)
-`;
-
-/** The settings `users` reads (its --help lists them). */
-export const USERS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_BASE_URL', 'GATEHOUSE_USER_SETUP_TTL'];
 
 const ROLE_BY_NAME = new Map(Object.entries(ROLE_IDS).map(([name, id]) => [name.toLowerCase(), id]));
 
@@ -134,24 +95,46 @@ function describe(user: User): string {
   return `${user.email}\t${user.status}${setup}\ttenant ${user.tenantId}\t${roles || 'no roles'}\t${user.id}`;
 }
 
-export async function usersCommand(config: Config, args: string[]): Promise<number> {
+const ACTIONS = ['create', 'list', 'disable', 'enable', 'reset'] as const;
+type UsersAction = (typeof ACTIONS)[number];
+
+/** A `users` command line, read and checked before anything is opened. */
+export type UsersCommandLine = {
+  /** --tenant, else the vendor tenant 1 */
+  tenant: string;
+  /** the role ids of the --role options, in their order */
+  roles: string[];
+  displayName: string | null;
+  json: boolean;
+} & ({ action: 'list' } | { action: Exclude<UsersAction, 'list'>; email: string });
+
+/**
+ * Reads a `users` command line (the words after `users`). Every mistake it can hold is a
+ * UsageError, said before the database is opened: an unknown option or action, a missing
+ * --email, an unknown role, or a role the tenant cannot hold.
+ */
+export function usersCommandLine(args: string[]): UsersCommandLine {
   const [action, ...rest] = args;
   const values = parseOptions(rest);
-  const needEmail = (): string => {
-    if (!values.email) throw new UsageError(`users ${action} needs --email ADDRESS`);
-    return values.email;
-  };
-  if (!action || !['create', 'list', 'disable', 'enable', 'reset'].includes(action)) {
+  if (!action || !(ACTIONS as readonly string[]).includes(action)) {
     throw new UsageError(action ? `unknown users action ${action}` : 'users needs an action: create, list, disable, enable or reset');
   }
+  const tenant = values.tenant ?? ROOT_TENANT_ID;
   const roles = (values.role ?? []).map(roleIdOf);
-  if (action === 'create') checkRolesFor(values.tenant ?? ROOT_TENANT_ID, roles);
+  if (action === 'create') checkRolesFor(tenant, roles);
+  const common = { tenant, roles, displayName: values['display-name'] ?? null, json: values.json === true };
+  if (action === 'list') return { ...common, action };
+  if (!values.email) throw new UsageError(`users ${action} needs --email ADDRESS`);
+  return { ...common, action: action as Exclude<UsersAction, 'list'>, email: values.email };
+}
 
+export async function usersCommand(config: Config, args: string[]): Promise<number> {
+  const line = usersCommandLine(args);
   let db: Awaited<ReturnType<typeof openConfiguredDb>>;
   try {
     db = await openConfiguredDb(config);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw folderInUse(err, config.dataDir, action);
+    if (err instanceof DataDirLockedError) throw folderInUse(err, config.dataDir, line.action);
     throw err;
   }
   try {
@@ -164,7 +147,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       baseUrl: config.baseUrl,
       setupTtlSeconds: config.userSetupTtlSeconds,
     });
-    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const out = (text: string) => process.stdout.write(`${text}\n`);
     /** the link, then which settings made it: they are this command's, not necessarily the server's */
     const link = (url: string, until: Date, email: string, advice = '') => {
       out(`set-up link (one use, valid ${lifetime(config.userSetupTtlSeconds)}, until ${until.toISOString()}${advice}):`);
@@ -175,31 +158,31 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       out(`if the server's differ, make a new link with them:`);
       out(`  gatehouse users reset --email ${shellWord(email)} --base-url URL --user-setup-ttl SECONDS`);
     };
-    switch (action) {
+    switch (line.action) {
       case 'create': {
-        const created = await users.createAsOperator(values.tenant ?? '1', {
-          email: needEmail(),
-          displayName: values['display-name'] ?? null,
-          roles: roles.length ? roles : null,
+        const created = await users.createAsOperator(line.tenant, {
+          email: line.email,
+          displayName: line.displayName,
+          roles: line.roles.length ? line.roles : null,
         });
         out(`created ${describe(created.user)}`);
         link(created.setupUrl, created.setupExpiresAt, created.user.email, '; send it to the person, privately');
         return 0;
       }
       case 'list': {
-        for (const u of await users.listAsOperator(values.tenant ?? '1')) {
-          out(values.json ? JSON.stringify(toJson(u)) : describe(u));
+        for (const u of await users.listAsOperator(line.tenant)) {
+          out(line.json ? JSON.stringify(toJson(u)) : describe(u));
         }
         return 0;
       }
       case 'disable':
       case 'enable': {
-        const user = await users.setDisabledAsOperator(needEmail(), action === 'disable');
-        out(`${action}d ${describe(user)}`);
+        const user = await users.setDisabledAsOperator(line.email, line.action === 'disable');
+        out(`${line.action}d ${describe(user)}`);
         return 0;
       }
-      default: {
-        const reset = await users.resetSignInAsOperator(needEmail());
+      case 'reset': {
+        const reset = await users.resetSignInAsOperator(line.email);
         out(`reset ${describe(reset.user)}`);
         link(reset.setupUrl, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
         return 0;

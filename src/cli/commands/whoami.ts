@@ -1,25 +1,9 @@
 // gatehouse whoami: who the token of gatehouse login speaks for, asked of the server (so a token
 // the server no longer accepts, because the user was disabled or reset, says so).
-import { CONFIG_DIR_HELP, parseOptions } from '../client/options.js';
+import { parseOptions } from '../client/options.js';
 import { printable } from '../client/printable.js';
 import { ClientFailure, requestJson } from '../client/server.js';
 import { liveLogin } from '../client/stored-login.js';
-
-export const WHOAMI_USAGE = `Usage:
-  gatehouse whoami [--url URL] [--json]
-
-Shows the account that gatehouse login signed in on this machine (for --url,
-else the server of the last login): e-mail address, home tenant, the roles in
-force, and until when the token works. The server is asked, so a token it no
-longer accepts (the account was disabled or its sign-in reset) is reported.
-
-Options:
-  --url URL   the server's address (or GATEHOUSE_URL)
-  --json      print the answer as JSON
-
-Environment:
-${CONFIG_DIR_HELP}
-`;
 
 const ME = '{ me { kind id email display_name tenant_id roles } }';
 
