@@ -1,0 +1,244 @@
+// UserStore contract (src/users/store.ts), on every engine: users listed through their tenant
+// only, the unique rule user.email across every tenant (one of many at once wins), the locks
+// (two administrators disabling each other at once: one of them ends disabled, not both; one
+// change of a user at a time), and the writes that reach one user only: disabling, reset, delete.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
+import { ROLE_IDS } from '../../../src/access/roles.js';
+import type { Tenant } from '../../../src/tenants/model.js';
+import type { NewUser } from '../../../src/users/store.js';
+import {
+  at,
+  childOf,
+  type Contract,
+  fulfilled,
+  HOUR,
+  newUser,
+  oneWinsOthersDuplicate,
+  openContract,
+  race,
+  RACERS,
+  raceTransactions,
+  rejectsDuplicate,
+  sha256,
+  T0,
+  trues,
+  twoTenants,
+  TX_RACERS,
+} from './harness.js';
+import { engines } from '../../helpers/engines.js';
+
+for (const engine of engines()) {
+  describe(`UserStore contract (${engine})`, () => {
+    let c: Contract;
+    let a: Tenant;
+    let b: Tenant;
+    before(async () => {
+      c = await openContract(engine);
+      ({ a, b } = await twoTenants(c.store));
+    });
+    after(() => c.db.close());
+
+    it('findUser and findUserByEmail read a user as inserted; unknown ones are undefined', async () => {
+      const u = await newUser(c.store, a.id, {
+        email: 'Ada@Example.com',
+        emailNormalized: 'ada@example.com',
+        displayName: 'Ada',
+        passwordHash: null,
+        setupTokenHash: sha256('ada link'),
+        setupExpiresAt: at(HOUR),
+        createdAt: at(1),
+        createdBy: 'admin',
+      });
+      const expected = {
+        id: u.id,
+        tenantId: a.id,
+        email: 'Ada@Example.com',
+        emailNormalized: 'ada@example.com',
+        displayName: 'Ada',
+        status: 'active',
+        passwordSet: false,
+        ssoSignIn: false,
+        totpEnrolled: false,
+        setupExpiresAt: at(HOUR),
+        createdAt: at(1),
+        updatedAt: at(1),
+        createdBy: 'admin',
+        updatedBy: 'admin',
+        disabledAt: null,
+        lastSignInAt: null,
+        roleAssignments: [],
+      };
+      assert.deepEqual(await c.store.users.findUser(u.id), expected);
+      assert.deepEqual(await c.store.users.findUserByEmail('ada@example.com'), expected);
+      assert.equal(await c.store.users.findUser(randomUUID()), undefined);
+      assert.equal(await c.store.users.findUserByEmail('Ada@Example.com'), undefined, 'looked up by its key only');
+    });
+
+    it('user.email: one address is one account in the whole service; of one address taken at once, one insert wins', async () => {
+      const u = await newUser(c.store, a.id);
+      await rejectsDuplicate(newUser(c.store, b.id, { email: u.email }), 'user.email');
+      assert.equal((await c.store.users.findUserByEmail(u.emailNormalized))?.tenantId, a.id);
+      const email = `race-${randomUUID()}@example.com`;
+      const results = await race(RACERS, (i) => newUser(c.store, i % 2 ? a.id : b.id, { email }));
+      const winner = oneWinsOthersDuplicate(results, 'user.email');
+      assert.equal((await c.store.users.findUserByEmail(email))?.tenantId, winner % 2 ? a.id : b.id);
+    });
+
+    it('listUsers: the users of one tenant only, filtered by address, by creation then id, a page at a time', async () => {
+      const ta = await childOf(c.store, a);
+      const tb = await childOf(c.store, b);
+      const mine: NewUser[] = [];
+      for (let i = 0; i < 4; i++) mine.push(await newUser(c.store, ta.id, { email: `p${i}-${ta.id}@a.example`, createdAt: at(i) }));
+      const tie = await newUser(c.store, ta.id, { email: `tie-${ta.id}@b.example`, createdAt: at(2) });
+      await newUser(c.store, tb.id, { email: `p0-${tb.id}@a.example`, createdAt: at(0) });
+      const role = { id: randomUUID(), tenantId: ta.id, roleId: ROLE_IDS.Analyst, expiresAt: null };
+      await c.store.users.insertRoleAssignments([{ ...role, principalId: mine[1]!.id, createdAt: T0 }]);
+      const list = async (filter: Partial<Parameters<typeof c.store.users.listUsers>[0]> = {}) =>
+        c.store.users.listUsers({ tenantId: ta.id, offset: 0, limit: 100, ...filter });
+      const ordered = [mine[0]!, mine[1]!, ...[mine[2]!, tie].sort((x, y) => x.id.localeCompare(y.id)), mine[3]!].map((u) => u.id);
+      const all = await list();
+      assert.deepEqual(
+        all.map((u) => u.id),
+        ordered,
+        'not the other tenant’s user',
+      );
+      assert.deepEqual(all.find((u) => u.id === mine[1]!.id)?.roleAssignments, [role]);
+      assert.deepEqual(
+        (await list({ offset: 1, limit: 2 })).map((u) => u.id),
+        ordered.slice(1, 3),
+      );
+      assert.deepEqual(
+        (await list({ email: { pattern: `p%@a.example`, wildcard: true } })).map((u) => u.id),
+        mine.map((u) => u.id),
+      );
+      assert.deepEqual(
+        (await list({ email: { pattern: mine[3]!.emailNormalized, wildcard: false } })).map((u) => u.id),
+        [mine[3]!.id],
+      );
+      assert.deepEqual(await list({ tenantId: ta.id, email: { pattern: `p0-${tb.id}@a.example`, wildcard: false } }), []);
+    });
+
+    it('lockTenantUsers: of two administrators disabling each other at once, exactly one ends disabled', async () => {
+      const pairs = await Promise.all(
+        Array.from({ length: TX_RACERS / 2 }, async () => {
+          const t = await childOf(c.store, a);
+          return { t, admins: [await newUser(c.store, t.id), await newUser(c.store, t.id)] as const };
+        }),
+      );
+      // what disableUser does: lock the tenant's users, check the caller, then disable the other
+      const results = fulfilled(
+        await raceTransactions(c, pairs.length * 2, async (tx, i) => {
+          const { t, admins } = pairs[Math.floor(i / 2)]!;
+          const [actor, target] = i % 2 ? [admins[1], admins[0]] : [admins[0], admins[1]];
+          await tx.users.lockTenantUsers(t.id);
+          if ((await tx.users.findUser(actor.id))?.status !== 'active') return false;
+          await tx.users.setDisabled(target.id, at(HOUR), at(HOUR), actor.id);
+          return true;
+        }),
+      );
+      for (const [k, { admins }] of pairs.entries()) {
+        assert.equal(trues(results.slice(2 * k, 2 * k + 2)), 1, `pair ${k}: one disabled the other`);
+        const states = await Promise.all(admins.map(async (u) => (await c.store.users.findUser(u.id))?.status));
+        assert.deepEqual(states.sort(), ['active', 'disabled'], `pair ${k}: one administrator is left`);
+      }
+    });
+
+    it('lockUser holds the user until the transaction ends: of many changes checked against it at once, one applies', async () => {
+      const u = await newUser(c.store, a.id);
+      assert.equal(await c.store.users.lockUser(randomUUID()), undefined);
+      const changed = fulfilled(
+        await raceTransactions(c, TX_RACERS, async (tx, i) => {
+          const locked = await tx.users.lockUser(u.id);
+          if (locked?.status !== 'active') return false;
+          await tx.users.setDisabled(u.id, at(i + 1), at(i + 1), `admin ${i}`);
+          return true;
+        }),
+      );
+      assert.equal(trues(changed), 1);
+      const after = await c.store.users.findUser(u.id);
+      assert.equal(after?.updatedBy, `admin ${changed.indexOf(true)}`);
+    });
+
+    it('deleteRoleAssignment deletes that user’s assignment only, and says whether it did', async () => {
+      const u = await newUser(c.store, a.id);
+      const v = await newUser(c.store, b.id);
+      const mine = { id: randomUUID(), tenantId: a.id, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: u.id, createdAt: T0 };
+      const theirs = { id: randomUUID(), tenantId: b.id, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: v.id, createdAt: T0 };
+      await c.store.users.insertRoleAssignments([mine, theirs]);
+      assert.equal(await c.store.users.deleteRoleAssignment(u.id, theirs.id), false, 'not another user’s');
+      assert.equal(trues(fulfilled(await race(RACERS, () => c.store.users.deleteRoleAssignment(u.id, mine.id)))), 1);
+      assert.deepEqual((await c.store.users.findUser(u.id))?.roleAssignments, []);
+      assert.equal((await c.store.users.findUser(v.id))?.roleAssignments.length, 1);
+    });
+
+    it('setDisabled disables and re-enables one user; the CLI is recorded as no one', async () => {
+      const u = await newUser(c.store, a.id);
+      const v = await newUser(c.store, a.id);
+      await c.store.users.setDisabled(u.id, at(HOUR), at(HOUR), 'admin-1');
+      const off = await c.store.users.findUser(u.id);
+      assert.deepEqual([off?.status, off?.disabledAt, off?.updatedAt, off?.updatedBy], ['disabled', at(HOUR), at(HOUR), 'admin-1']);
+      await c.store.users.setDisabled(u.id, null, at(2 * HOUR), 'cli');
+      const on = await c.store.users.findUser(u.id);
+      assert.deepEqual([on?.status, on?.disabledAt, on?.updatedAt, on?.updatedBy], ['active', null, at(2 * HOUR), null]);
+      assert.deepEqual((await c.store.users.findUser(v.id))?.updatedAt, T0, 'another user is untouched');
+    });
+
+    it('resetSignIn clears the password, authenticator, recovery codes and recognised browsers of that user, with a new link', async () => {
+      const u = await newUser(c.store, a.id);
+      const v = await newUser(c.store, a.id);
+      for (const user of [u, v]) {
+        assert.equal(await c.store.signIn.enrolTotp(user.id, 'v2.k.sealed', 1, [sha256(`${user.id} 1`), sha256(`${user.id} 2`)], T0, T0), true);
+        await c.store.signIn.recogniseBrowser(sha256('browser'), user.id, T0, at(HOUR));
+      }
+      await c.store.users.resetSignIn(u.id, sha256('new link'), at(3 * HOUR), at(1000), 'admin');
+      const reset = await c.store.users.findUser(u.id);
+      assert.deepEqual(
+        [reset?.passwordSet, reset?.totpEnrolled, reset?.setupExpiresAt, reset?.updatedAt, reset?.updatedBy],
+        [false, false, at(3 * HOUR), at(1000), 'admin'],
+      );
+      assert.equal(await c.store.signIn.countUnusedRecoveryCodes(u.id), 0);
+      assert.equal(await c.store.signIn.isRecognisedBrowser(sha256('browser'), u.id, at(1000)), false);
+      assert.equal((await c.store.signIn.findSetupRecord(sha256('new link')))?.id, u.id);
+      assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.totpLastStep, null);
+      // the other user keeps everything
+      const kept = await c.store.users.findUser(v.id);
+      assert.deepEqual([kept?.passwordSet, kept?.totpEnrolled], [true, true]);
+      assert.equal(await c.store.signIn.countUnusedRecoveryCodes(v.id), 2);
+      assert.equal(await c.store.signIn.isRecognisedBrowser(sha256('browser'), v.id, at(1000)), true);
+    });
+
+    it('deleteUser deletes the user with its assignments, codes and sessions, and nothing of another', async () => {
+      const u = await newUser(c.store, a.id);
+      const v = await newUser(c.store, a.id);
+      for (const user of [u, v]) {
+        await c.store.users.insertRoleAssignments([
+          { id: randomUUID(), tenantId: a.id, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: user.id, createdAt: T0 },
+        ]);
+        await c.store.signIn.enrolTotp(user.id, 'v2.k.sealed', 1, [sha256(`${user.id} code`)], T0, T0);
+        await c.store.sessions.insertSession({
+          idHash: sha256(`${user.id} session`),
+          userId: user.id,
+          signedInAt: T0,
+          state: {},
+          csrfToken: 'csrf',
+          createdAt: T0,
+          lastSeenAt: T0,
+          expiresAt: at(HOUR),
+        });
+      }
+      await c.store.users.deleteUser(u.id);
+      assert.equal(await c.store.users.findUser(u.id), undefined);
+      assert.equal(await c.store.users.findUserByEmail(u.emailNormalized), undefined);
+      assert.deepEqual(await c.store.principals.findAssignments('user', u.id), []);
+      assert.equal(await c.store.signIn.countUnusedRecoveryCodes(u.id), 0);
+      assert.equal(await c.store.sessions.findSession(sha256(`${u.id} session`)), undefined);
+      assert.equal((await c.store.users.findUser(v.id))?.roleAssignments.length, 1);
+      assert.equal(await c.store.signIn.countUnusedRecoveryCodes(v.id), 1);
+      assert.ok(await c.store.sessions.findSession(sha256(`${v.id} session`)));
+      // its address is free again
+      await newUser(c.store, b.id, { email: u.email });
+    });
+  });
+}
