@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { generateSecret, hashSecret } from '../src/credentials/secret.js';
 import { keyId } from '../src/crypto/sealed-box.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, TEST_ENCRYPTION_KEY, startTestApp, type Response, type TestApp } from './helpers/app.js';
-import { engines } from './helpers/engines.js';
+import { transportEngines } from './helpers/engines.js';
 import { CREATE_CLIENT } from './helpers/seed.js';
 
 const TOKEN_PATH = '/auth/api/v2/auth/token';
@@ -18,7 +18,7 @@ const FORCE_ROTATE = `mutation($id: ID!) { forceRotateClientSecret(id: $id) { cl
 
 const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`secrets stay out of logs and storage (${engine})`, () => {
     let t: TestApp;
     /** values that must appear nowhere: secrets, passwords, tokens, Authorization header values */

@@ -11,7 +11,7 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import { credentialSchema } from '../../src/graphql/credential/schema.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
 import { ROOT_CLIENT_ID, startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, WRITTEN_TABLES, type SeededClient } from '../helpers/seed.js';
 import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
@@ -892,7 +892,7 @@ describe('authorization matrix: the table covers both schemas', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`authorization matrix (${engine})`, () => {
     const w = {} as World;
 

@@ -15,12 +15,12 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { PASSWORD, setupLink } from '../helpers/pages.js';
 import { createTenant } from '../helpers/tenants.js';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`the console in a browser (${engine})`, { skip }, () => {
     let t: TestApp;
     let base: string;

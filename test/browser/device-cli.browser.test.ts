@@ -16,14 +16,14 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { confirmDeviceCode, enrolledUser, freshPage, RunningClock, signInOnPage } from '../helpers/browser.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll, spawned } from '../helpers/cli.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 
 ensureBuilt();
 
 const WAIT_MS = 60_000;
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`device login from the CLI and Python, approved in a browser (${engine})`, { skip: skipWithoutChromium }, () => {
     let t: TestApp;
     let base: string;

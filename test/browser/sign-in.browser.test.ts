@@ -17,12 +17,12 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { confirmDeviceCode, signInOnPage } from '../helpers/browser.js';
 import { PASSWORD } from '../helpers/pages.js';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`sign-in in a browser (${engine})`, { skip }, () => {
     let t: TestApp;
     let base: string;

@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freshPage, RunningClock } from '../helpers/browser.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll } from '../helpers/cli.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -24,7 +24,7 @@ ensureBuilt();
 const WAIT_MS = 60_000;
 const TENANT_PATH = '/public/query';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`SAML sign-in in a browser (${engine})`, { skip: skipWithoutChromium }, () => {
     let t: TestApp;
     let base: string;

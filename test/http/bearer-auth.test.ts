@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import type { Es256Header } from '../../src/keys/compact-jws.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
 
 const VERSION_PATHS = ['/assets/version', '/auth/version', '/public/version'];
@@ -59,7 +59,7 @@ async function assertRejected(t: TestApp, authorization: string, what: string) {
 
 const errorLogs = (t: TestApp) => t.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`bearer authentication (${engine})`, () => {
     let t: TestApp;
     /** the same database behind another issuer address */

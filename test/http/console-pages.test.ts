@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
 import { createTenant } from '../helpers/tenants.js';
@@ -28,7 +28,7 @@ function shownSecret(res: Response): { clientId: string; secret: string } {
 /** The checkboxes of a create form, by role name. */
 const roleBoxes = (res: Response) => [...res.text.matchAll(/<label for="role-(\w+)">/g)].map((m) => m[1]);
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`console pages (${engine})`, () => {
     let t: TestApp;
     let partner: string;

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`device approval page (${engine})`, () => {
     let t: TestApp;
     let person: PageClient;

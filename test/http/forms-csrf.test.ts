@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
 import { makeCertificate } from '../helpers/openssl.js';
 import { createClient } from '../helpers/seed.js';
@@ -46,7 +46,7 @@ interface FormCase {
   acts: number;
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`every form needs its session's CSRF token (${engine})`, () => {
     let t: TestApp;
     let admin: { client: PageClient; key: string };

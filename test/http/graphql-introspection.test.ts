@@ -10,7 +10,7 @@ import { loadSdl } from '../../src/graphql/build-schema.js';
 import { MAX_INTROSPECTION_DEPTH } from '../../src/graphql/limits.js';
 import { TENANT_SDL_URL } from '../../src/graphql/tenant/schema.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 
 const INTERFACES = [
   { name: 'credential', path: '/graphql', sdl: CREDENTIAL_SDL_URL, typo: '{ clinets { id } }', hint: /Did you mean "clients"\?/ },
@@ -55,7 +55,7 @@ function assertRefused(res: Response, message: RegExp): void {
   );
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`introspection on, the default (${engine})`, () => {
     let t: TestApp;
     let token: string;

@@ -7,7 +7,7 @@ import { GraphQLExecutor, MAX_TOKENS } from '../../src/graphql/executor.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
 import { MAX_ALIASES, MAX_DEPTH, MAX_FIELDS, MAX_FRAGMENTS, MAX_REPEATS } from '../../src/graphql/limits.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { rowCounts } from '../helpers/seed.js';
 import { TENANT_PATH, tq } from '../helpers/tenants.js';
@@ -77,7 +77,7 @@ function assertRefused(res: Response, message: RegExp): void {
   );
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`GraphQL limits at their boundaries (${engine})`, () => {
     let t: TestApp;
     let token: string;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { auditServer, type AuditResult } from 'graphql-http';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 
 const INTERFACES = [
@@ -21,7 +21,7 @@ function describeFailure(result: AuditResult): string {
   return `${result.id} ${result.name}: ${result.reason} (HTTP ${result.response.status})`;
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`GraphQL over HTTP audit (${engine})`, () => {
     let t: TestApp;
     let base: string;

@@ -9,7 +9,7 @@ import { AppError } from '../../src/errors.js';
 import { formatGraphQLError } from '../../src/graphql/errors.js';
 import { BODY_LIMIT } from '../../src/app.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { CREATE_CLIENT, createClient, rowCounts } from '../helpers/seed.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -42,7 +42,7 @@ async function assertRefusedBeforeRunning(send: (headers: Record<string, string>
   return legacy;
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`GraphQL over HTTP: bad input (${engine})`, () => {
     let t: TestApp;
     let token: string;

@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { CREATE_CLIENT, rowCounts } from '../helpers/seed.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`input hygiene (${engine})`, () => {
     let t: TestApp;
     before(async () => {

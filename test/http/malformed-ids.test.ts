@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import type { Response, TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
 
 const UUID = randomUUID();
@@ -52,7 +52,7 @@ function decoded(id: string): string {
   }
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`malformed ids are a 4xx, never a 500 (${engine})`, () => {
     let t: TestApp;
     let admin: PageClient;

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`the service's own address in a browser (${engine})`, () => {
     let t: TestApp;
     before(async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { CREATE_CLIENT, rowCounts } from '../helpers/seed.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
@@ -41,7 +41,7 @@ const INVISIBLE = {
   'braille blank': '\u2800',
 };
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`text rules (${engine})`, () => {
     let t: TestApp;
     let root: string;

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { JWTPayload } from 'jose';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 
 const TTL = 36000;
 const LIST_CLIENTS = '{ clients { id } }';
@@ -35,7 +35,7 @@ function assertInvalidToken(responses: Response[], what: string) {
   }
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`token claims signed with the real key (${engine})`, () => {
     let t: TestApp;
     let genuine: JWTPayload;

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as client from 'openid-client';
 import { ROOT_CLIENT_ID, startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { createClient } from '../helpers/seed.js';
 import { ROLE_IDS } from '../../src/access/roles.js';
 
@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`openid-client interoperability (${engine})`, () => {
     let t: TestApp;
     let issuer: string;

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { CREATE_CLIENT, createClient, rowCounts, seedTenant, type SeededClient } from '../helpers/seed.js';
 
 const TOKEN_PATH = '/auth/api/v2/auth/token';
@@ -34,7 +34,7 @@ async function tokenWith(t: TestApp, c: SeededClient, scope?: string): Promise<s
   return res.body.access_token;
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`token scope (${engine})`, () => {
     let t: TestApp;
     let tenant: string;

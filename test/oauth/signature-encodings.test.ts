@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { clientWithRoles } from '../helpers/seed.js';
 
 /** the order n of the P-256 group */
@@ -27,7 +27,7 @@ function twin(token: string): string {
   return `${header}.${payload}.${other.toString('base64url')}`;
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`both encodings of an ECDSA signature (${engine})`, () => {
     let t: TestApp;
     before(async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
 
 const TOKEN_PATH = '/auth/api/v2/auth/token';
@@ -84,7 +84,7 @@ async function versionWith(t: TestApp, token: string) {
   return t.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${token}` } });
 }
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`token endpoint (${engine})`, () => {
     let t: TestApp;
     let wrongSecret: Response;

@@ -13,7 +13,7 @@ import { MAX_SAML_RESPONSE_BASE64 } from '../../src/sso/assertion-checks.js';
 import type { Response, TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { type Connection, connectIdp, formOf, PageClient, postBack, refusalReasons, toIdp } from './saml-flow.js';
 
@@ -42,7 +42,7 @@ function entraAttributes(): Record<string, string | string[]> {
 
 const isErrorLine = (line: string) => (JSON.parse(line) as { level?: number }).level! >= 50;
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`SAML ACS limits (${engine})`, () => {
     let t: TestApp;
     let idp: TestIdp;

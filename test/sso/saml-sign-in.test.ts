@@ -8,14 +8,14 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import type { TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
-import { engines } from '../helpers/engines.js';
+import { transportEngines } from '../helpers/engines.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
 import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const TENANT_PATH = '/public/query';
 
-for (const engine of engines()) {
+for (const engine of transportEngines()) {
   describe(`SAML sign-in (${engine})`, () => {
     let t: TestApp;
     let idp: TestIdp;
