@@ -1,7 +1,7 @@
 // Fastify's own refusals of a request before any handler ran (a body over the limit, a media type
 // no parser reads, a body its parser could not read, another 4xx of Fastify's), sorted here once.
 // Each transport words them in its own format: error-handler.ts (JSON and GraphQL),
-// oauth/error-handler.ts (RFC 6749), pages/page-scope.ts (a page).
+// oauth/scope.ts (RFC 6749), pages/page-scope.ts (a page).
 
 export interface BodyRefusal {
   /** Fastify's status: 413, 415, 400, or another 4xx */

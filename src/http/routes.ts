@@ -1,7 +1,8 @@
-// The one route table: every route of the service (method, path, handler), by family, in the
-// scope that gives the family what it shares (error format, body parsers, headers). A handler
-// lives with its family (http/oauth/, http/pages/, graphql-route.ts…); nothing registers a route
-// anywhere else. (GET /metrics is on a listener of its own: http/metrics.ts.)
+// The one route table: every route of the service (method, path, handler), by family, each in
+// the scope that gives the family what it shares (error format, body parsers, headers; set up by
+// oauthScope, graphqlScope, pageScope). A handler lives with its family (http/oauth/, http/pages/,
+// graphql-route.ts…); no other file registers a route. (GET /metrics is on a listener of its own:
+// http/metrics.ts.)
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -12,7 +13,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
 import type { VersionInfo } from '../version.js';
 import { jsonErrorHandler } from './error-handler.js';
-import { registerGraphQLRoute } from './graphql-route.js';
+import { graphqlScope, OTHER_METHODS } from './graphql-route.js';
 import { type DatabaseHealth, liveness, readiness } from './health.js';
 import { countRequests } from './metrics.js';
 import { DEVICE_AUTHORIZATION_PATH, deviceAuthorization } from './oauth/device-authorization.js';
@@ -91,18 +92,29 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     );
   });
 
-  // GraphQL (graphql-route.ts: POST, GET for queries, 405 for other methods; Bearer)
+  // GraphQL over HTTP (graphql-route.ts: Bearer, GraphQL-shaped errors): POST, GET for queries,
+  // 405 for HEAD, PUT, PATCH, DELETE and OPTIONS.
   // /graphql: the credential interface (X-Tenant-Context)
-  await registerGraphQLRoute(app, {
-    paths: ['/graphql'],
-    executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
-    services,
+  await app.register(async (scope) => {
+    const graphql = graphqlScope(scope, {
+      executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
+      services,
+    });
+    scope.post('/graphql', graphql.post);
+    scope.get('/graphql', graphql.get);
+    scope.route({ method: OTHER_METHODS, url: '/graphql', handler: graphql.methodNotAllowed });
   });
   // /public/query (also /query, /public-test/query): the tenant interface
-  await registerGraphQLRoute(app, {
-    paths: ['/public/query', '/query', '/public-test/query'],
-    executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
-    services,
+  await app.register(async (scope) => {
+    const graphql = graphqlScope(scope, {
+      executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
+      services,
+    });
+    for (const path of ['/public/query', '/query', '/public-test/query']) {
+      scope.post(path, graphql.post);
+      scope.get(path, graphql.get);
+      scope.route({ method: OTHER_METHODS, url: path, handler: graphql.methodNotAllowed });
+    }
   });
 
   // Browser pages (pages/page-scope.ts: session cookie, forms with CSRF tokens, CSP, no-store,
