@@ -9,6 +9,11 @@
 // sessions, signin, sso, subscriptions, tenants, users, observability. Bottom: config (config.ts and the table of settings in
 // config/), errors, clock, ids, text, time, logger, version, transaction, crypto. Type-only
 // imports count: a type that points up is a dependency that points up.
+//
+// HTTP is http/'s (and app.ts's): no capability, nor the bottom, nor services.ts imports Fastify.
+// A capability uses another's model and store interface, never its use cases: where it needs
+// one (the sign-in flow its sessions, the labels a visible tenant), it declares what it needs as
+// an interface (in its own files or the other's model.ts) and services.ts hands it the service.
 const CAPABILITIES = '(access|attempts|audit|bootstrap|credentials|device|keys|labels|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
 // (used as `^src/(${BOTTOM})`: alternatives relative to src/)
 const BOTTOM = '(config|errors|clock|ids|text|time|logger|version|transaction)\\.ts$|config/|crypto/';
@@ -28,6 +33,21 @@ module.exports = {
       severity: 'error',
       from: { path: `^src/${CAPABILITIES}/` },
       to: { path: '^src/(http|graphql|cli)/|^src/(compose|app|services)\\.ts$' },
+    },
+    {
+      name: 'no-http-below-transport',
+      comment: 'Fastify (and its plugins, and light-my-request) is the HTTP transport: only http/, app.ts and what composes them use it',
+      severity: 'error',
+      from: { path: `^src/(${CAPABILITIES}/|services\\.ts$|${BOTTOM})` },
+      to: { path: '(^|/)node_modules/(fastify|@fastify/[^/]+|light-my-request)/' },
+    },
+    {
+      name: 'capability-uses-no-other-service',
+      comment:
+        "a capability does not call another capability's use cases (its service.ts; sso/sign-in.ts is sso's second): it declares the interface it needs, and services.ts wires the service in",
+      severity: 'error',
+      from: { path: `^src/${CAPABILITIES}/` },
+      to: { path: '^src/[^/]+/service\\.ts$|^src/sso/sign-in\\.ts$', pathNot: '^src/$1/' },
     },
     {
       name: 'persister-only-from-composition',

@@ -1,6 +1,7 @@
 // Errors that a caller may see. A use case throws an AppError with a stable code and a public
-// message; each transport maps it once (GraphQL: extensions.code; HTTP: status). Any other
-// Error is a bug: logged with the request id and answered as INTERNAL with no detail.
+// message; each transport maps it once (GraphQL: extensions.code; HTTP: status). A browser flow
+// returns a Refusal instead (below). Any other Error is a bug: logged with the request id and
+// answered as INTERNAL with no detail.
 
 export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'BAD_USER_INPUT' | 'CONFLICT' | 'RATE_LIMITED' | 'RESTRICTED' | 'INTERNAL';
 
@@ -33,6 +34,26 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RESTRICTED: 403,
   INTERNAL: 500,
 };
+
+/**
+ * A browser flow's refusal (a sign-in step, single sign-on, a device login): returned as a value
+ * by its use case, beside the flow's other outcomes, never thrown. It holds the words for the
+ * person (what went wrong and what to do), the status of the page that shows them, and, for the
+ * log only, why. The pages show it as it is (http/pages/page-kit.ts, `refusalPage`).
+ */
+export interface Refusal {
+  kind: 'refused';
+  status: 400 | 403 | 404 | 413 | 429;
+  message: string;
+  /** seconds until another attempt may go ahead (with 429) */
+  retryAfter?: number;
+  /** what was wrong, for the log only: never shown (it may describe an identity provider's XML) */
+  reason?: string;
+}
+
+export function refusal(status: Refusal['status'], message: string, more: Pick<Refusal, 'retryAfter' | 'reason'> = {}): Refusal {
+  return { kind: 'refused', status, message, ...more };
+}
 
 /**
  * A write met a row that already holds the same unique key. The persister raises it (whatever

@@ -93,10 +93,8 @@ export function createServices(deps: {
       metadataRefreshHours: config.ssoMetadataRefreshHours,
       allowPrivateUrls: config.ssoAllowPrivateUrls,
     }),
-    signIn: new SignInService(store, sessions, box, clock, {
-      issuer: config.vendorName,
-      ssoConnectionFor: (email) => ssoSignIn.connectionFor(email),
-    }),
+    // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
+    signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName }),
     ssoSignIn,
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,

@@ -2,6 +2,7 @@
 import { badInput } from '../errors.js';
 import { checkName, type Name } from '../text.js';
 import type { RoleAssignment } from '../access/principal.js';
+import type { RoleName } from '../access/roles.js';
 import { randomHex } from '../crypto/random.js';
 import { UUID_PATTERN } from '../ids.js';
 
@@ -32,6 +33,16 @@ export interface Client {
   secrets: ClientSecretInfo[];
   /** last time any of its secrets obtained a token (buffered; see last-used.ts) */
   lastUsedAt: Date | null;
+}
+
+/** A client whose secret was presented at the token endpoint and matched one of its live secrets. */
+export interface AuthenticatedClient {
+  clientUuid: string;
+  clientId: string;
+  tenantId: string;
+  secretId: string;
+  /** role names held through live assignments: what a token request may ask for as scope */
+  roles: RoleName[];
 }
 
 /** A secret that can still obtain tokens at `now`. */

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, type RoleName, roleLabel } from '../access/roles.js';
+import { isRoleId, roleLabel } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
@@ -20,6 +20,7 @@ import {
   possibleClientId,
   secretIsLive,
   validateGracePeriod,
+  type AuthenticatedClient,
   type Client,
 } from './model.js';
 import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
@@ -28,15 +29,6 @@ import type { PrincipalStore } from '../access/store.js';
 import type { AuditStore } from '../audit/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { CredentialStore } from './store.js';
-
-export interface AuthenticatedClient {
-  clientUuid: string;
-  clientId: string;
-  tenantId: string;
-  secretId: string;
-  /** role names held through live assignments: what a token request may ask for as scope */
-  roles: RoleName[];
-}
 
 /** Everything the credential use cases read and write, and in one transaction when they ask. */
 export interface CredentialStores {

@@ -2,6 +2,7 @@
 // device code and a user code; the person confirms the user code in a browser, signs in as the
 // account the CLI named, and approves; the CLI, polling, receives that person's token once.
 import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { emailKey } from '../users/model.js';
 
 /** RFC 8628 section 6.1: 20 consonants (no vowels: no words), upper case, shown XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
@@ -31,6 +32,22 @@ export interface DeviceAuthorization {
   expiresAt: Date;
   /** the address the CLI started from (shown on the approval page); null for older codes */
   requestedFrom: string | null;
+}
+
+/** What a poll comes to; the device-code grant (oauth/grants/device-code.ts) turns each into its RFC 8628 answer. */
+export type PollResult =
+  | { kind: 'pending' }
+  | { kind: 'slow_down'; interval: number }
+  | { kind: 'expired' }
+  | { kind: 'denied' }
+  /** unknown code, another client's code, or a token already issued for it */
+  | { kind: 'invalid' }
+  /** approved by a user who is still active: its id and home tenant */
+  | { kind: 'approved'; userId: string; tenantId: string };
+
+/** Whether an authorization may be decided by this account: the one the CLI named, only. */
+export function isForAccount(a: Pick<DeviceAuthorization, 'loginHint'>, email: string): boolean {
+  return emailKey(email) === a.loginHint;
 }
 
 export function newUserCode(): string {

@@ -5,18 +5,19 @@ import type { PrincipalStore } from '../access/store.js';
 import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
 import type { Clock } from '../clock.js';
-import { DuplicateKeyError } from '../errors.js';
+import { DuplicateKeyError, type Refusal, refusal } from '../errors.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
 import {
   canonicalUserCode,
   DEVICE_CODE_SECONDS,
   type DeviceAuthorization,
+  type PollResult,
   hashDeviceCode,
+  isForAccount,
   newDeviceCode,
   newUserCode,
   POLL_INTERVAL_SECONDS,
-  PUBLIC_CLIENTS,
   SLOW_DOWN_SECONDS,
 } from './model.js';
 import type { DeviceStore } from './store.js';
@@ -26,7 +27,13 @@ export interface DeviceStores extends AttemptStores {
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
 }
 
-export type Entry = { kind: 'ok'; authorization: DeviceAuthorization } | { kind: 'unknown' } | { kind: 'wait'; seconds: number };
+/** A user code looked up: the authorization it names, or why not (errors.ts, Refusal). */
+export type Entry = { kind: 'ok'; authorization: DeviceAuthorization } | Refusal;
+
+/** A code the person typed that names no pending authorization. */
+const UNKNOWN_CODE = 'That code is not valid, or it expired. Check it, or start again at your command line.';
+/** A code that no longer names a pending authorization by the time it is decided. */
+const CODE_GONE = 'It expired or was already used. Start again at your command line.';
 
 export interface DeviceStart {
   kind: 'started';
@@ -36,19 +43,6 @@ export interface DeviceStart {
   interval: number;
 }
 
-/** What a poll comes to; the token endpoint turns each into its RFC 8628 answer. */
-export type PollResult =
-  | { kind: 'pending' }
-  | { kind: 'slow_down'; interval: number }
-  | { kind: 'expired' }
-  | { kind: 'denied' }
-  /** unknown code, another client's code, or a token already issued for it */
-  | { kind: 'invalid' }
-  /** approved by a user who is still active: its id and home tenant */
-  | { kind: 'approved'; userId: string; tenantId: string };
-
-export type StartProblem = 'unknown_client' | 'missing_login_hint';
-
 export class DeviceService {
   private readonly gate: AttemptGate;
 
@@ -57,10 +51,6 @@ export class DeviceService {
     private readonly clock: Clock,
   ) {
     this.gate = new AttemptGate(store, clock);
-  }
-
-  isPublicClient(clientId: string | undefined): boolean {
-    return clientId !== undefined && (PUBLIC_CLIENTS as readonly string[]).includes(clientId);
   }
 
   /**
@@ -132,10 +122,12 @@ export class DeviceService {
    */
   async enter(raw: string, address: string): Promise<Entry> {
     const reservation = await this.gate.reserve([['userCode', addressPrefix(address)]]);
-    if (reservation.kind === 'wait') return { kind: 'wait', seconds: reservation.seconds };
+    if (reservation.kind === 'wait') {
+      return refusal(429, `Too many wrong codes. Try again in ${reservation.seconds} seconds.`, { retryAfter: reservation.seconds });
+    }
     const code = canonicalUserCode(raw);
     const found = code === undefined ? undefined : await this.pending(code);
-    if (!found) return { kind: 'unknown' };
+    if (!found) return refusal(400, UNKNOWN_CODE);
     await this.gate.release(reservation);
     return { kind: 'ok', authorization: found };
   }
@@ -146,11 +138,20 @@ export class DeviceService {
     return a && a.status === 'pending' && a.expiresAt > this.clock.now() ? a : undefined;
   }
 
-  /** The signed-in person approves or denies; only the account the CLI named may. */
-  async decide(userCode: string, user: { id: string; email: string }, approve: boolean): Promise<'done' | 'wrong_account' | 'gone'> {
+  /** The signed-in person approves or denies; only the account the CLI named may (403 else). */
+  async decide(userCode: string, user: { id: string; email: string }, approve: boolean): Promise<{ kind: 'done' } | Refusal> {
     const a = await this.pending(userCode);
-    if (!a) return 'gone';
-    if (emailKey(user.email) !== a.loginHint) return 'wrong_account';
-    return (await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now())) ? 'done' : 'gone';
+    if (!a) return refusal(400, CODE_GONE);
+    if (!isForAccount(a, user.email)) return wrongAccount(user.email);
+    const decided = await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now());
+    return decided ? { kind: 'done' } : refusal(400, CODE_GONE);
   }
+}
+
+/** A signed-in person who is not the account the CLI named (403). */
+export function wrongAccount(email: string): Refusal {
+  return refusal(
+    403,
+    `Your command line asked to sign in as a different account than ${email}. Sign out, then open the link again and sign in as the account you named at the command line.`,
+  );
 }

@@ -1,8 +1,10 @@
 // Errors that escape a route, mapped once per transport. AppError -> its status and code;
-// Fastify's own 4xx (malformed JSON, unsupported media type, body over 1 MiB) -> that status
-// with BAD_USER_INPUT; anything else is a bug: logged, answered 500 INTERNAL with no detail.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+// Fastify's own 4xx (malformed JSON, unsupported media type, body over the limit: body-refusal.ts)
+// -> that status with BAD_USER_INPUT; anything else is a bug: logged, answered 500 INTERNAL with
+// no detail.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, HTTP_STATUS, type ErrorCode } from '../errors.js';
+import { bodyRefusal, sizeInWords } from './body-refusal.js';
 
 interface Mapped {
   status: number;
@@ -22,17 +24,17 @@ export function mapError(err: unknown, request: FastifyRequest, reply: FastifyRe
     const status = reply.statusCode >= 400 ? reply.statusCode : HTTP_STATUS[err.code];
     return { status, code: err.code, message: err.message, details, headers };
   }
-  const fe = err as FastifyError;
-  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+  const refused = bodyRefusal(err);
+  if (refused) {
     const message =
-      fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? 'The request body is larger than 1 MiB'
-        : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+      refused.kind === 'too_large'
+        ? `The request body is larger than ${sizeInWords(request.routeOptions.bodyLimit)}`
+        : refused.kind === 'media_type'
           ? 'Unsupported Content-Type; send application/json'
-          : fe.code?.startsWith('FST_ERR_CTP') || fe.statusCode === 400
-            ? `Malformed request body: ${fe.message}`
-            : fe.message;
-    return { status: fe.statusCode, code: 'BAD_USER_INPUT', message, details: {}, headers: {} };
+          : refused.kind === 'malformed'
+            ? `Malformed request body: ${refused.detail}`
+            : refused.detail;
+    return { status: refused.status, code: 'BAD_USER_INPUT', message, details: {}, headers: {} };
   }
   request.log.error({ err }, 'unhandled error');
   return { status: 500, code: 'INTERNAL', message: 'Internal server error', details: {}, headers: {} };

@@ -3,7 +3,8 @@
 // queries only; every other method 405. Each request is one list of steps: response headers and
 // media type, Bearer authentication, the tenant context, the parameters, parse and validate
 // (cached), then execute. Results carry `data`, `errors` (each with extensions.code) and, when
-// there are errors, `error: [messages]` as the specification of this service shows.
+// there are errors, `error: [messages]` as the specification of this service shows. routes.ts
+// registers the routes of each interface, in a scope set up by graphqlScope.
 import { getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badInput } from '../errors.js';
@@ -19,28 +20,35 @@ import { bearerAuth } from './plugins/bearer-auth.js';
 import { tenantContext } from './plugins/tenant-context.js';
 
 interface Options {
-  paths: string[];
   executor: GraphQLExecutor;
   services: Services;
 }
 
-const OTHER_METHODS = ['HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** The methods other than GET and POST: answered 405 (routes.ts registers them with `methodNotAllowed`). */
+export const OTHER_METHODS = ['HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-export async function registerGraphQLRoute(app: FastifyInstance, opts: Options): Promise<void> {
-  await app.register(async (scope) => {
-    scope.setErrorHandler(graphqlErrorHandler);
-    // JSON bodies only. text/plain, forms and multipart are what a page on another site can make
-    // a browser send without asking (no CORS preflight), so they must never reach execution.
-    scope.removeContentTypeParser('text/plain');
-    scope.addHook('onRequest', responseHeaders);
-    const preHandler = [bearerAuth(opts.services), tenantContext(opts.services)];
-    for (const path of opts.paths) {
-      scope.post(path, { preHandler }, (request, reply) => run(request, reply, paramsFromBody(request.body), opts));
-      // HEAD is not derived from GET: it would run the query only to throw the result away
-      scope.get(path, { preHandler, exposeHeadRoute: false }, (request, reply) => run(request, reply, paramsFromQueryString(request.query), opts));
-      scope.route({ method: [...OTHER_METHODS], url: path, handler: methodNotAllowed });
-    }
-  });
+/**
+ * Sets up the scope of one GraphQL interface (before its routes: routes.ts registers them) and
+ * returns the routes' options: GET and POST authenticate the token and the tenant context, then
+ * run; any other method is 405.
+ */
+export function graphqlScope(scope: FastifyInstance, opts: Options) {
+  scope.setErrorHandler(graphqlErrorHandler);
+  // JSON bodies only. text/plain, forms and multipart are what a page on another site can make
+  // a browser send without asking (no CORS preflight), so they must never reach execution.
+  scope.removeContentTypeParser('text/plain');
+  scope.addHook('onRequest', responseHeaders);
+  const preHandler = [bearerAuth(opts.services), tenantContext(opts.services)];
+  return {
+    post: { preHandler, handler: (request: FastifyRequest, reply: FastifyReply) => run(request, reply, paramsFromBody(request.body), opts) },
+    // HEAD is not derived from GET: it would run the query only to throw the result away
+    get: {
+      preHandler,
+      exposeHeadRoute: false,
+      handler: (request: FastifyRequest, reply: FastifyReply) => run(request, reply, paramsFromQueryString(request.query), opts),
+    },
+    methodNotAllowed,
+  };
 }
 
 /** Every GraphQL response: never cached (results may carry client secrets), and the media type chosen. */

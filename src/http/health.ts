@@ -1,5 +1,5 @@
-// Liveness (the process answers) and readiness (the database answers).
-import type { FastifyInstance } from 'fastify';
+// Liveness (the process answers) and readiness (the database answers); routes.ts registers them.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** What readiness asks of the database (compose.ts hands it the open database). */
 export interface DatabaseHealth {
@@ -8,9 +8,14 @@ export interface DatabaseHealth {
   ping(): Promise<void>;
 }
 
-export function registerHealthRoutes(app: FastifyInstance, db: DatabaseHealth): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (request, reply) => {
+/** GET /healthz */
+export async function liveness() {
+  return { status: 'ok' };
+}
+
+/** GET /readyz */
+export function readiness(db: DatabaseHealth) {
+  return async function ready(request: FastifyRequest, reply: FastifyReply) {
     try {
       await db.ping();
       return { status: 'ready', database: db.engine };
@@ -18,5 +23,5 @@ export function registerHealthRoutes(app: FastifyInstance, db: DatabaseHealth): 
       request.log.warn({ err }, 'database not reachable');
       return reply.code(503).header('retry-after', '5').send({ status: 'unavailable', database: db.engine });
     }
-  });
+  };
 }

@@ -10,8 +10,7 @@ import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { AppError, badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
 import type { Transactional } from '../transaction.js';
-import { checkTenantId } from '../tenants/model.js';
-import { scopeOf, type TenantService } from '../tenants/service.js';
+import { checkTenantId, scopeOf, type TenantVisibility } from '../tenants/model.js';
 import { checkLabel, type TenantLabel } from './model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { TenantStore } from '../tenants/store.js';
@@ -39,7 +38,7 @@ export class LabelService {
   constructor(
     private readonly store: Transactional<LabelStores>,
     private readonly clock: Clock,
-    private readonly tenants: TenantService,
+    private readonly tenants: TenantVisibility,
   ) {}
 
   async create(caller: Caller, tenantId: string, input: LabelInput): Promise<TenantLabel> {

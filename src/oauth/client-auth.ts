@@ -1,11 +1,19 @@
 // Client authentication at the token endpoint: HTTP Basic (client_secret_basic, RFC 6749
 // section 2.3.1: each part form-urlencoded before base64) or client_id + client_secret in the
-// body (client_secret_post). Using both in one request is invalid_request (section 2.3).
-import type { AuthenticatedClient, CredentialService } from '../credentials/service.js';
-import { invalidClient, invalidRequest } from './errors.js';
+// body (client_secret_post). Using both in one request is invalid_request (section 2.3). A public
+// client (`none`: the device flow's, RFC 8628) only names itself.
+import type { AuthenticatedClient } from '../credentials/model.js';
+import { PUBLIC_CLIENTS } from '../device/model.js';
+import { invalidClient, invalidRequest, OAuthError } from './errors.js';
 import type { TokenParams } from './params.js';
 
-export type { AuthenticatedClient } from '../credentials/service.js';
+export type { AuthenticatedClient } from '../credentials/model.js';
+
+/** What client authentication asks of the credentials (CredentialService). */
+export interface ClientAuthenticator {
+  /** the client if the secret is one of its live secrets, else undefined */
+  authenticate(clientId: string, secret: string): Promise<AuthenticatedClient | undefined>;
+}
 
 export interface PresentedCredentials {
   clientId: string;
@@ -44,11 +52,21 @@ export function presentedCredentials(authorization: string | undefined, params: 
 }
 
 export async function authenticateClient(
-  credentials: Pick<CredentialService, 'authenticate'>,
+  credentials: ClientAuthenticator,
   presented: PresentedCredentials | undefined,
 ): Promise<AuthenticatedClient> {
   if (!presented) throw invalidClient();
   const client = await credentials.authenticate(presented.clientId, presented.clientSecret);
   if (!client) throw invalidClient();
   return client;
+}
+
+/** The public client a request names (the device authorization request, the device-code grant):
+ *  one of this service's own, which hold no secret; any other is invalid_client. */
+export function publicClient(params: TokenParams): string {
+  const clientId = params.client_id;
+  if (clientId === undefined || !(PUBLIC_CLIENTS as readonly string[]).includes(clientId)) {
+    throw new OAuthError('invalid_client', `client_id must name a public client of this service (${PUBLIC_CLIENTS.join(', ')})`, 401);
+  }
+  return clientId;
 }

@@ -1,7 +1,7 @@
 // Token-request parameters from a form or JSON body. Every value must be a single string, and a
-// parameter sent twice is invalid_request (RFC 6749 section 3.2), in either body format.
-import type { FastifyInstance } from 'fastify';
-import { invalidRequest, OAuthError } from './errors.js';
+// parameter sent twice is invalid_request (RFC 6749 section 3.2), in either body format. The
+// OAuth endpoints' body parsers (http/oauth/scope.ts) read the bodies with these.
+import { invalidRequest } from './errors.js';
 import { topLevelKeys } from './json-keys.js';
 
 export type TokenParams = Partial<Record<string, string>>;
@@ -57,20 +57,11 @@ export function parseJson(body: string): ParsedParams {
   return { params, repeated: repeatedNames(topLevelKeys(body)), ...(notString ? { notString } : {}) };
 }
 
-export const PARSED_BODY = Symbol('token request body');
-
-/** Token and device-authorization requests are a few hundred bytes; 16 KiB leaves room for long
- *  ids and scopes and keeps a hostile body from costing the event loop more than a moment. */
-export const OAUTH_BODY_LIMIT = 16 * 1024;
-export const OAUTH_BODY_LIMIT_TEXT = '16 KiB';
 /** repeated names named in the refusal, at most */
 const NAMED_REPEATS = 5;
 
-export function tokenParams(body: unknown): TokenParams {
-  if (body === undefined || body === null || body === '') throw invalidRequest('the request has no body; send grant_type and credentials');
-  if (typeof body !== 'object' || !(PARSED_BODY in body))
-    throw new OAuthError('invalid_request', 'send application/x-www-form-urlencoded or application/json');
-  const parsed = (body as { [PARSED_BODY]: ParsedParams })[PARSED_BODY];
+/** The parameters of a parsed body, if they keep the rules: no repeats, strings only, no NUL. */
+export function checkedParams(parsed: ParsedParams): TokenParams {
   if (parsed.repeated.length > 0) {
     const named = parsed.repeated.slice(0, NAMED_REPEATS).map((name) => JSON.stringify(name.slice(0, 64)));
     const more = parsed.repeated.length - named.length;
@@ -81,22 +72,4 @@ export function tokenParams(body: unknown): TokenParams {
     if (key.includes('\u0000') || parsed.params[key]!.includes('\u0000')) throw invalidRequest('parameters must not contain NUL characters');
   }
   return parsed.params;
-}
-
-/** The body parsers of the OAuth endpoints (token, device authorization), on their own Fastify
- *  scope: form and JSON bodies, kept with enough of the raw text to refuse repeated parameters. */
-export function addOAuthBodyParsers(scope: FastifyInstance): void {
-  // Fastify's own text/plain parser would read up to the app's 1 MiB before the refusal: other
-  // types are refused unread (415, answered as invalid_request)
-  scope.removeContentTypeParser('text/plain');
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) => {
-    done(null, { [PARSED_BODY]: parseForm(body as string) });
-  });
-  scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_req, body, done) => {
-    try {
-      done(null, { [PARSED_BODY]: parseJson(body as string) });
-    } catch (err) {
-      done(err as Error, undefined);
-    }
-  });
 }

@@ -52,6 +52,24 @@ export interface Session {
   expiresAt: Date;
 }
 
+/** A session and the secret its cookie carries (only ever returned when it is new). */
+export interface IssuedSession {
+  secret: string;
+  session: Session;
+}
+
+/** What the sign-in flows (signin/, sso/) do with sessions; SessionService does it. */
+export interface SessionLifecycle {
+  /** a new anonymous session, for the forms of a sign-in */
+  start(state?: SessionState): Promise<IssuedSession>;
+  setState(session: Session, state: SessionState): Promise<void>;
+  /** the anonymous session goes on under a new id (a step raised trust); undefined if it is gone */
+  rotate(previous: Session, state: SessionState): Promise<IssuedSession | undefined>;
+  /** every factor passed: a signed-in session under a new id */
+  signIn(previous: Session | undefined, userId: string, returnTo?: string, notice?: string): Promise<IssuedSession>;
+  end(session: Session): Promise<void>;
+}
+
 export interface SessionTimeouts {
   /** ends a session not used for this long */
   idleSeconds: number;

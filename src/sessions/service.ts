@@ -3,17 +3,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Transactional } from '../transaction.js';
-import { hashSessionSecret, newSessionSecret, SESSION_SECRET_PATTERN, type Session, type SessionState, type SessionTimeouts } from './model.js';
+import {
+  hashSessionSecret,
+  type IssuedSession,
+  newSessionSecret,
+  SESSION_SECRET_PATTERN,
+  type Session,
+  type SessionLifecycle,
+  type SessionState,
+  type SessionTimeouts,
+} from './model.js';
 import type { SessionStore, SessionWithUser } from './store.js';
 
 export interface SessionStores {
   sessions: SessionStore;
-}
-
-/** A session and the secret its cookie carries (only ever returned when it is new). */
-export interface IssuedSession {
-  secret: string;
-  session: Session;
 }
 
 /** last_seen_at is written at most this often: a page view is not a write */
@@ -21,7 +24,7 @@ const TOUCH_EVERY_MS = 60_000;
 /** an anonymous session (a sign-in under way) lasts at most this long */
 const ANONYMOUS_SECONDS = 15 * 60;
 
-export class SessionService {
+export class SessionService implements SessionLifecycle {
   constructor(
     private readonly store: Transactional<SessionStores>,
     private readonly clock: Clock,

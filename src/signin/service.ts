@@ -1,9 +1,12 @@
 // Signing a person in (docs/users.md, "Sign-in"): e-mail first, then password, then a TOTP code
 // (or a recovery code); a person without an authenticator enrols one before the session begins.
-// A set-up link sets the first password. The step reached lives in the (anonymous) session, so
-// no step can be skipped by posting to a later form; every step that raises trust (a password
-// passed, a set-up link opened or used) goes on under a new session id, and the session that
-// results from the last factor is a new one too.
+// An address of an SSO connection goes to its identity provider instead (docs/sso.md; the SAML
+// half is sso/sign-in.ts). A set-up link sets the first password. The step reached lives in the
+// (anonymous) session, and this service is the only writer of it: the pages post a form to
+// `submit`, which answers the step the session is at, so no step can be skipped by posting to a
+// later form. Every step that raises trust (a password passed, a set-up link opened or used) goes
+// on under a new session id, and the session that results from the last factor is a new one too.
+// A refusal is returned as a value (errors.ts, Refusal), as every browser flow's is.
 //
 // Nothing says whether an address has an account: an unknown address goes on to the password
 // step and fails there with the same words, after the same password-hashing work, under the same
@@ -18,9 +21,9 @@ import { type AuditEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
+import { type Refusal, refusal } from '../errors.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
-import type { Session, SignInFor, SignInStep } from '../sessions/model.js';
-import type { IssuedSession, SessionService } from '../sessions/service.js';
+import type { IssuedSession, Session, SessionLifecycle, SignInFor, SignInStep } from '../sessions/model.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
 import { hashPassword, verifyPassword } from '../users/password.js';
@@ -44,20 +47,44 @@ export interface Attempt {
   browser?: string | undefined;
 }
 
+/** A sign-in form as posted: the fields of whichever step's form (`submit` reads the step's). */
+export interface SignInForm {
+  email?: string;
+  password?: string;
+  confirmation?: string;
+  code?: string;
+}
+
 export type Outcome =
   /** the next form to show; `issued` when the step raised trust and the session has a new id */
   | { kind: 'next'; step: SignInStep['step']; issued?: IssuedSession }
-  /** the answer was wrong: say `message`, show the same form again */
-  | { kind: 'failed'; message: string }
-  /** too many attempts: the next may go ahead in `seconds`; `message` says so in words */
-  | { kind: 'wait'; seconds: number; message: string }
   /** every factor passed: the new session, the browser's recognition cookie (new or as it was),
    *  and the recovery codes to show once if just enrolled */
   | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; browser: string; recoveryCodes?: string[] }
   /** the session's sign-in state does not allow this step (start again) */
   | { kind: 'restart' }
   /** the address signs in through an SSO connection: the browser goes to its IdP */
-  | { kind: 'sso'; connectionId: string };
+  | { kind: 'sso'; connectionId: string }
+  /** the same form again, with the refusal's words: 400 a wrong answer, 429 too many attempts
+   *  (the next may go ahead in `retryAfter` seconds); from chooseSso, 403/404 a connection that
+   *  cannot sign anyone in now */
+  | Refusal;
+
+/** The SAML half of a sign-in (sso/sign-in.ts, SsoSignInService): the connection an address signs
+ *  in through, and the way to its identity provider. */
+export interface SsoSignInHalf {
+  connectionFor(email: string): Promise<{ id: string } | undefined>;
+  usableName(connectionId: string): Promise<{ kind: 'usable'; name: string } | Refusal>;
+  start(connectionId: string, session: Session, email: string | null): Promise<{ kind: 'idp'; url: string } | Refusal>;
+}
+
+/** Where the GET of a connection's sign-in address leads. */
+export type SsoContinuation =
+  /** on to the identity provider */
+  | { kind: 'idp'; url: string }
+  /** this session did not ask for this connection: the person confirms first (named) */
+  | { kind: 'confirm'; name: string }
+  | Refusal;
 
 /** What opening a set-up link comes to. */
 export type SetupOpening =
@@ -81,16 +108,79 @@ export class SignInService {
 
   constructor(
     private readonly store: Transactional<SignInStores>,
-    private readonly sessions: SessionService,
+    private readonly sessions: SessionLifecycle,
+    private readonly sso: SsoSignInHalf,
     private readonly box: SealedBox,
     private readonly clock: Clock,
-    private readonly settings: {
-      issuer: string;
-      /** the SSO connection an address signs in through, if any (sso/sign-in.ts) */
-      ssoConnectionFor?: (email: string) => Promise<{ id: string } | undefined>;
-    },
+    private readonly settings: { issuer: string },
   ) {
     this.gate = new AttemptGate(store, clock);
+  }
+
+  /**
+   * The anonymous session of a sign-in: the browser's own if it is one (`current`), else a new
+   * one at the e-mail step, whose cookie is to be set (`issued`). `returnTo`, where to go once
+   * signed in, replaces the one the session had.
+   */
+  async anonymous(current: Session | undefined, returnTo?: string): Promise<{ session: Session; issued?: IssuedSession }> {
+    if (current && current.userId === null) {
+      if (!returnTo || current.state.returnTo === returnTo) return { session: current };
+      const state = { ...current.state, returnTo };
+      await this.sessions.setState(current, state);
+      return { session: { ...current, state } };
+    }
+    const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
+    return { session: issued.session, issued };
+  }
+
+  /** A sign-in form was posted: the answer to the step the session is at (whatever form it was). */
+  submit(session: Session, form: SignInForm, attempt: Attempt): Promise<Outcome> {
+    const step = session.state.signIn?.step ?? 'email';
+    switch (step) {
+      case 'email':
+      case 'sso':
+        return this.email(session, form.email ?? '');
+      case 'password':
+        return this.password(session, form.password ?? '', attempt);
+      case 'totp':
+        return this.secondFactor(session, form.code ?? '', attempt);
+      case 'enrol':
+        return this.confirmEnrolment(session, form.code ?? '', attempt);
+      case 'setup':
+        return this.setPassword(session, form.password ?? '', form.confirmation ?? '');
+    }
+  }
+
+  /**
+   * The person chose a connection's identity provider (its sign-in page's button, a form with the
+   * session's CSRF token): the session goes to its 'sso' step, if the connection can sign anyone
+   * in now.
+   */
+  async chooseSso(session: Session, connectionId: string): Promise<Outcome> {
+    const usable = await this.sso.usableName(connectionId);
+    if (usable.kind === 'refused') return usable;
+    await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId, email: '' } });
+    return { kind: 'sso', connectionId };
+  }
+
+  /**
+   * The browser asks to go to a connection's identity provider. Only a session that asked for
+   * this connection (at /login, /device or by `chooseSso`: its 'sso' step) goes on; anyone else,
+   * e.g. sent by a link or an IdP's app tile, confirms first: otherwise a page elsewhere could
+   * start a sign-in through its own connection in a visitor's browser and have them signed in as
+   * someone else (login CSRF).
+   */
+  async continueSso(session: Session, connectionId: string): Promise<SsoContinuation> {
+    const step = session.state.signIn;
+    if (step?.step !== 'sso' || step.connectionId !== connectionId) {
+      const usable = await this.sso.usableName(connectionId);
+      return usable.kind === 'refused' ? usable : { kind: 'confirm', name: usable.name };
+    }
+    const idp = await this.sso.start(connectionId, session, step.email === '' ? null : step.email);
+    if (idp.kind === 'refused') return idp;
+    // back at /login later (the IdP failed, the person changed their mind), the address is asked again
+    await this.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+    return idp;
   }
 
   /**
@@ -105,15 +195,15 @@ export class SignInService {
   /** Step 1: the address. Its SSO connection's IdP, if it has one; else, whatever it is, the password. */
   async email(session: Session, rawEmail: string): Promise<Outcome> {
     const key = emailKey(rawEmail);
-    if (key === '' || key.length > 254) return { kind: 'failed', message: 'Enter your e-mail address.' };
+    if (key === '' || key.length > 254) return refusal(400, 'Enter your e-mail address.');
     const signInFor = session.state.signInFor;
     if (signInFor && emailKey(signInFor.email) !== key) {
-      return {
-        kind: 'failed',
-        message: `This sign-in is for ${signInFor.email} only${signInFor.deviceUserCode ? ' (your command line named that account)' : ''}. Enter that address, or choose to sign in with another account below.`,
-      };
+      return refusal(
+        400,
+        `This sign-in is for ${signInFor.email} only${signInFor.deviceUserCode ? ' (your command line named that account)' : ''}. Enter that address, or choose to sign in with another account below.`,
+      );
     }
-    const connection = await this.settings.ssoConnectionFor?.(rawEmail);
+    const connection = await this.sso.connectionFor(rawEmail);
     if (connection) {
       await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId: connection.id, email: rawEmail.trim() } });
       return { kind: 'sso', connectionId: connection.id };
@@ -144,7 +234,7 @@ export class SignInService {
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
     if (!(ok && user?.active)) {
       await this.failed(user, reservation);
-      return { kind: 'failed', message: WRONG_PASSWORD };
+      return refusal(400, WRONG_PASSWORD);
     }
     // a right password is not a failure: its attempt no longer counts
     await this.gate.release(reservation);
@@ -177,7 +267,7 @@ export class SignInService {
     }
     if (!passed) {
       await this.failed(user, reservation);
-      return { kind: 'failed', message: recovery ? WRONG_RECOVERY_CODE : WRONG_CODE };
+      return refusal(400, recovery ? WRONG_RECOVERY_CODE : WRONG_CODE);
     }
     let notice: string | undefined;
     if (recovery) {
@@ -217,7 +307,7 @@ export class SignInService {
     const accepted = acceptTotp(base32, code, now, null);
     if (accepted === undefined) {
       await this.failed(user, reservation);
-      return { kind: 'failed', message: WRONG_CODE };
+      return refusal(400, WRONG_CODE);
     }
     const recoveryCodes = newRecoveryCodes();
     const enrolled = await this.store.transaction(async (tx) => {
@@ -286,10 +376,10 @@ export class SignInService {
     const found = await this.store.signIn.findSetupRecord(Buffer.from(step.setupTokenHash, 'hex'));
     const now = this.clock.now();
     if (!found?.active || found.id !== step.userId || !found.setupExpiresAt || found.setupExpiresAt <= now) return { kind: 'restart' };
-    if (password !== confirmation) return { kind: 'failed', message: 'The two passwords differ.' };
+    if (password !== confirmation) return refusal(400, 'The two passwords differ.');
     const local = found.email.split('@')[0] ?? '';
     const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
-    if (problem) return { kind: 'failed', message: problem };
+    if (problem) return refusal(400, problem);
     const hash = await hashPassword(password);
     const redeemed = await this.store.transaction(async (tx) => {
       if (!(await tx.signIn.redeemSetupLink(found.id, Buffer.from(step.setupTokenHash, 'hex'), hash, this.clock.now()))) return false;
@@ -443,13 +533,13 @@ export class SignInService {
 }
 
 /** The words of a refusal to check an attempt now. */
-function waitOutcome(r: Extract<Reservation, { kind: 'wait' }>): Outcome {
+function waitOutcome(r: Extract<Reservation, { kind: 'wait' }>): Refusal {
   const when = inWords(r.seconds);
   const message =
     r.refusedBy === 'accountAll' || r.refusedBy === 'secondFactor'
       ? `This account has had too many failed sign-in attempts from other places. Sign in from a browser you have signed in with before, or try again in ${when}.`
       : `Too many attempts. Try again in ${when}.`;
-  return { kind: 'wait', seconds: r.seconds, message };
+  return refusal(429, message, { retryAfter: r.seconds });
 }
 
 /** "1 wrong password was", "3 wrong passwords were" */

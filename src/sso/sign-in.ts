@@ -6,13 +6,17 @@
 // sign-in, and the ACS sends the browser on (a top-level GET, which carries the cookie) with a
 // one-time ticket to /sso/saml/finish, which signs in only that session. A response carried into
 // another browser (login CSRF) therefore signs nobody in.
+//
+// The sign-in flow (signin/service.ts) decides when a browser goes to an IdP; this is the SAML
+// half it calls. Refusals are returned as values (errors.ts, Refusal), as every browser flow's
+// are; inside, an SsoRefusal is thrown, so that a refusal met in a transaction rolls it back.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
-import type { Session } from '../sessions/model.js';
-import type { IssuedSession, SessionService } from '../sessions/service.js';
+import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
@@ -41,16 +45,27 @@ export interface SsoSignInStores {
 /** How long the browser has to bring the ticket back after the ACS accepted the response. */
 const TICKET_TTL_MS = 2 * 60_000;
 
-/** Why a sign-in through a connection did not happen: shown to the person as it is. */
-export class SsoRefusal extends Error {
+/** Why a sign-in through a connection did not happen, thrown inside this module (a transaction
+ *  it interrupts rolls back); the public methods return it as a Refusal (`refusing`). */
+class SsoRefusal extends Error {
   constructor(
     message: string,
-    readonly status = 400,
+    readonly status: Refusal['status'] = 400,
     /** what was wrong, for the log only (never shown: it may describe the IdP's XML) */
     readonly reason?: string,
   ) {
     super(message);
     this.name = 'SsoRefusal';
+  }
+}
+
+/** The work's result, or its SsoRefusal as a Refusal value; any other failure goes on up. */
+async function refusing<T>(work: () => Promise<T>): Promise<T | Refusal> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof SsoRefusal)) throw err;
+    return refusal(err.status, err.message, err.reason === undefined ? {} : { reason: err.reason });
   }
 }
 
@@ -70,7 +85,7 @@ const REJECTED = "The identity provider's answer could not be accepted. Start th
 export class SsoSignInService {
   constructor(
     private readonly store: Transactional<SsoSignInStores>,
-    private readonly sessions: SessionService,
+    private readonly sessions: Pick<SessionLifecycle, 'signIn'>,
     private readonly clock: Clock,
     private readonly settings: { baseUrl: string },
   ) {}
@@ -95,7 +110,11 @@ export class SsoSignInService {
   }
 
   /** Where to send the browser to begin signing in through a connection (an IdP URL). */
-  async start(connectionId: string, session: Session, email: string | null): Promise<string> {
+  start(connectionId: string, session: Session, email: string | null): Promise<{ kind: 'idp'; url: string } | Refusal> {
+    return refusing(async () => ({ kind: 'idp' as const, url: await this.authorizeUrl(connectionId, session, email) }));
+  }
+
+  private async authorizeUrl(connectionId: string, session: Session, email: string | null): Promise<string> {
     const connection = await this.usable(connectionId);
     const now = this.clock.now();
     // the request's id, chosen here so that it is stored before the browser can answer it
@@ -114,7 +133,7 @@ export class SsoSignInService {
 
   /**
    * The ACS: verifies the IdP's response and records who it signs in; answers the ticket the
-   * browser brings to /sso/saml/finish. Refusals are SsoRefusal with words for the person.
+   * browser brings to /sso/saml/finish, or a refusal with words for the person.
    *
    * Once a signature by the connection's certificate has verified, the assertion is genuine: a
    * refusal for any later reason (no request or someone else's, a wrong envelope, a person not
@@ -122,7 +141,11 @@ export class SsoSignInService {
    * envelope. Nothing is recorded for a response without a valid signature: made-up XML cannot
    * use up the IDs of genuine assertions.
    */
-  async acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
+  acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<{ kind: 'accepted'; ticket: string } | Refusal> {
+    return refusing(async () => ({ kind: 'accepted' as const, ticket: await this.verify(connectionId, form) }));
+  }
+
+  private async verify(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
     if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
     const samlResponse = form.SAMLResponse;
     const connection = await this.usable(connectionId);
@@ -196,7 +219,11 @@ export class SsoSignInService {
   }
 
   /** /sso/saml/finish: the browser that began the sign-in brings the ticket; its session is signed in. */
-  async finish(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
+  finish(ticket: unknown, session: Session | undefined): Promise<{ kind: 'signedIn'; issued: IssuedSession } | Refusal> {
+    return refusing(async () => ({ kind: 'signedIn' as const, issued: await this.signIn(ticket, session) }));
+  }
+
+  private async signIn(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
     if (typeof ticket !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
     const now = this.clock.now();
     const done = await this.store.sso.takeCompletedSamlRequest(hashTicket(ticket), now);
@@ -215,15 +242,16 @@ export class SsoSignInService {
   }
 
   /** The name of a connection that can sign people in now (else a refusal saying why). */
-  async usableName(connectionId: string): Promise<string> {
-    return (await this.usable(connectionId)).name;
+  usableName(connectionId: string): Promise<{ kind: 'usable'; name: string } | Refusal> {
+    return refusing(async () => ({ kind: 'usable' as const, name: (await this.usable(connectionId)).name }));
   }
 
   /** This service's SP metadata for a connection (any status but deleted). */
-  async metadata(connectionId: string): Promise<string> {
+  async metadata(connectionId: string): Promise<{ kind: 'metadata'; xml: string } | Refusal> {
     const connection = await this.find(connectionId);
-    if (!connection) throw new SsoRefusal('No such SSO connection.', 404);
-    return spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
+    if (!connection) return refusal(404, 'No such SSO connection.');
+    const xml = spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
+    return { kind: 'metadata', xml };
   }
 
   /** The connection if it can sign anyone in now; else a refusal that says why. */

@@ -8,8 +8,7 @@ import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
 import type { Transactional } from '../transaction.js';
-import { checkTenantId, type Tenant } from '../tenants/model.js';
-import { scopeOf, type TenantService } from '../tenants/service.js';
+import { checkTenantId, scopeOf, type Tenant, type TenantVisibility } from '../tenants/model.js';
 import { checkUuid } from '../ids.js';
 import { checkDescription, checkOfferingName, type PartnerSubscription, type Service } from './model.js';
 import type { AuditStore } from '../audit/store.js';
@@ -27,7 +26,7 @@ export class SubscriptionService {
   constructor(
     private readonly store: Transactional<SubscriptionStores>,
     private readonly clock: Clock,
-    private readonly tenants: TenantService,
+    private readonly tenants: TenantVisibility,
   ) {}
 
   /** The partner a request manages: the one named, else the acting tenant. */

@@ -1,6 +1,7 @@
 // Tenants and the rules that need no storage: the environment catalog, name and domain
 // normalisation, the activity state table, and cursors.
 import { domainToASCII } from 'node:url';
+import type { Principal, TenantScope } from '../access/principal.js';
 import { badInput } from '../errors.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
 import { checkLine, checkName, checkOpaque, quoted, TEXT_LIMITS } from '../text.js';
@@ -26,6 +27,17 @@ export interface Tenant {
   enabled: boolean;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What the access rules read of a tenant (access/policy.ts). */
+export function scopeOf(t: Tenant): TenantScope {
+  return { id: t.id, path: t.path, supportEnabled: t.supportEnabled, supportExpiresAt: t.supportExpiresAt };
+}
+
+/** What other use cases ask of the tenants (TenantService does it): a tenant the principal's
+ *  roles reach, else NOT_FOUND (whether or not it exists), a malformed id naming `field`. */
+export interface TenantVisibility {
+  visibleTenant(principal: Principal, id: string, field?: string): Promise<Tenant>;
 }
 
 export interface Environment {

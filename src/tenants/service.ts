@@ -25,9 +25,11 @@ import {
   isActive,
   normalizeTenantName,
   orderValue,
+  scopeOf,
   type Tenant,
   type TenantPage,
   type TenantSearch,
+  type TenantVisibility,
   type Visibility,
   MAX_MAX_RESULTS,
   TENANT_ID_PATTERN,
@@ -87,11 +89,7 @@ export interface TenantWithRoles {
   roles: RoleName[];
 }
 
-export function scopeOf(t: Tenant): TenantScope {
-  return { id: t.id, path: t.path, supportEnabled: t.supportEnabled, supportExpiresAt: t.supportExpiresAt };
-}
-
-export class TenantService {
+export class TenantService implements TenantVisibility {
   constructor(
     private readonly store: Transactional<TenantStores>,
     private readonly clock: Clock,

@@ -34,8 +34,11 @@ for (const engine of engines()) {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         payload: form({ grant_type: GRANT, device_code: deviceCode, client_id: clientId }),
       });
-    const decide = (userCode: string, approve: boolean, email = 'cli@example.com', id = userId) =>
-      t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email }, approve);
+    /** 'done', or the refusal as `refused <status>: <message>` */
+    const decide = async (userCode: string, approve: boolean, email = 'cli@example.com', id = userId) => {
+      const decided = await t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email }, approve);
+      return decided.kind === 'refused' ? `refused ${decided.status}: ${decided.message}` : decided.kind;
+    };
 
     it('starts: a high-entropy device code, an 8-letter user code of 20 consonants, the URIs, 600 s, 5 s', async () => {
       const res = await start();
@@ -89,12 +92,15 @@ for (const engine of engines()) {
       const late = (await start()).body;
       t.clock.advance(601_000);
       assert.equal((await poll(late.device_code)).body.error, 'expired_token');
-      assert.equal(await decide(late.user_code, true), 'gone', 'nobody approves an expired code');
+      assert.match(await decide(late.user_code, true), /^refused 400: It expired or was already used\./, 'nobody approves an expired code');
     });
 
     it('only the account the CLI named may approve; another client cannot poll the code; an unknown code is invalid_grant', async () => {
       const { device_code, user_code } = (await start()).body;
-      assert.equal(await decide(user_code, true, 'someone-else@example.com', userId), 'wrong_account');
+      assert.match(
+        await decide(user_code, true, 'someone-else@example.com', userId),
+        /^refused 403: Your command line asked to sign in as a different account than someone-else@example\.com\./,
+      );
       assert.equal((await poll(device_code)).body.error, 'authorization_pending');
       t.clock.advance(5_000);
       const other = await poll(device_code, 'someone-else');
@@ -115,9 +121,12 @@ for (const engine of engines()) {
     it('guessing user codes from one address slows it down after 10 wrong ones', async () => {
       const { user_code } = (await start()).body;
       const enter = (code: string, address = '198.51.100.77') => t.service.services.device.enter(code, address);
-      for (let i = 0; i < 10; i++) assert.equal((await enter(`BBBB-BBB${'CDFGHJKLMN'[i]}`)).kind, 'unknown');
+      for (let i = 0; i < 10; i++) {
+        const unknown = await enter(`BBBB-BBB${'CDFGHJKLMN'[i]}`);
+        assert.deepEqual(unknown.kind === 'refused' && [unknown.status, unknown.retryAfter], [400, undefined], 'an unknown code');
+      }
       const blocked = await enter(user_code);
-      assert.equal(blocked.kind, 'wait', 'even the right code waits');
+      assert.ok(blocked.kind === 'refused' && blocked.status === 429 && blocked.retryAfter! > 0, 'even the right code waits');
       assert.equal((await enter(user_code, '198.51.100.78')).kind, 'ok', 'another address is not slowed');
       t.clock.advance(30_000);
       assert.equal((await enter(user_code.toLowerCase().replace('-', ' '))).kind, 'ok', 'after the delay; typed in any case, with a space');

@@ -301,6 +301,17 @@ for (const engine of transportEngines()) {
       assert.doesNotMatch(anonymous.text, /Signed in as/);
     });
 
+    it('a form larger than the pages read is a page naming the limit, under the header; nothing is made', async () => {
+      const before = await rowCounts(t);
+      const form = await admin.get(`/console/credentials/new?tenant=${partner}`);
+      const res = await admin.post('/console/credentials/new', { _csrf: admin.csrf(form), tenant: partner, name: 'x'.repeat(20_000) });
+      assert.equal(res.status, 413);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(res.text, /The request body is larger than 16 KiB/, "the limit the pages apply, not the API's");
+      assert.match(res.text, /Signed in as <strong>admin@acme\.test<\/strong>/, 'under the header');
+      assert.deepEqual(await rowCounts(t), before);
+    });
+
     it("every console form needs the session's CSRF token; without it nothing changes", async () => {
       const tenant = await createTenant(t, partner, { name: 'Forms' });
       const seeded = await createClient(t, await t.rootToken(), 'Guarded', { tenant });

@@ -172,6 +172,7 @@ for (const engine of engines()) {
       assert.equal(res.status, 413);
       assert.match(String(res.headers['content-type']), /^text\/html/);
       assert.match(res.text, /This request could not be read/);
+      assert.match(res.text, /larger than the 16 KiB this page accepts/, 'the words name the limit');
       assert.equal(res.headers['cache-control'], 'no-store');
     });
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Session } from '../../src/sessions/model.js';
+import type { Refusal } from '../../src/errors.js';
 import type { Outcome } from '../../src/signin/service.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -36,6 +37,13 @@ for (const engine of engines()) {
     const expectKind = <K extends Outcome['kind']>(o: Outcome, kind: K): Extract<Outcome, { kind: K }> => {
       assert.equal(o.kind, kind, JSON.stringify(o));
       return o as Extract<Outcome, { kind: K }>;
+    };
+    /** A refusal with this status: 400 a wrong answer, 429 too many attempts (then retryAfter is set). */
+    const expectRefused = (o: Outcome, status: Refusal['status']): Refusal => {
+      const refused = expectKind(o, 'refused');
+      assert.equal(refused.status, status, JSON.stringify(o));
+      assert.equal(refused.retryAfter !== undefined, status === 429, 'a wait, and only a wait, says when to retry');
+      return refused;
     };
     /** The session secret after an outcome: a step that raised trust goes on under a new one. */
     const followed = (o: Outcome, secret: string): string => (o.kind === 'next' && o.issued ? o.issued.secret : secret);
@@ -84,7 +92,7 @@ for (const engine of engines()) {
         ['setup@example.com', 'setup@example.com', /e-mail address/],
         [GOOD_PASSWORD, `${GOOD_PASSWORD}!`, /differ/],
       ] as const) {
-        assert.match(expectKind(await signIn().setPassword(await reload(secret), pw, again), 'failed').message, message);
+        assert.match(expectRefused(await signIn().setPassword(await reload(secret), pw, again), 400).message, message);
       }
       const set = expectKind(await signIn().setPassword(await reload(secret), GOOD_PASSWORD, GOOD_PASSWORD), 'next');
       assert.equal(set.step, 'enrol');
@@ -93,7 +101,7 @@ for (const engine of engines()) {
       assert.equal(await sessions().find(opened), undefined, 'the set-up session id no longer works');
       const enrol = (await signIn().enrolment(await reload(secret)))!;
       assert.deepEqual(await signIn().enrolment(await reload(secret)), enrol, 'the same authenticator until it is confirmed');
-      expectKind(await signIn().confirmEnrolment(await reload(secret), '000000', HERE), 'failed');
+      expectRefused(await signIn().confirmEnrolment(await reload(secret), '000000', HERE), 400);
       const done = expectKind(await signIn().confirmEnrolment(await reload(secret), totpCodeAt(enrol.base32, t.clock.now()), HERE), 'signedIn');
       assert.equal(done.recoveryCodes?.length, 10);
       assert.equal(done.returnTo, '/console');
@@ -121,12 +129,12 @@ for (const engine of engines()) {
 
       const second = await toSecondFactor('later@example.com', GOOD_PASSWORD);
       expectKind(second.outcome, 'next');
-      assert.match(expectKind(await signIn().secondFactor(await reload(second.secret), code, HERE), 'failed').message, /already used/);
+      assert.match(expectRefused(await signIn().secondFactor(await reload(second.secret), code, HERE), 400).message, /already used/);
       expectKind(await signIn().secondFactor(await reload(second.secret), codes[0]!.toUpperCase(), HERE), 'signedIn');
 
       const third = await toSecondFactor('later@example.com', GOOD_PASSWORD);
       expectKind(third.outcome, 'next');
-      expectKind(await signIn().secondFactor(await reload(third.secret), codes[0]!, HERE), 'failed');
+      expectRefused(await signIn().secondFactor(await reload(third.secret), codes[0]!, HERE), 400);
       expectKind(await signIn().secondFactor(await reload(third.secret), codes[1]!, HERE), 'signedIn');
     });
 
@@ -153,23 +161,23 @@ for (const engine of engines()) {
     it('failures slow the account down at that address (30 s, then doubling, at most 15 minutes); the owner elsewhere goes on', async () => {
       await setUp('slow@example.com');
       const attacker = '192.0.2.1';
-      for (let i = 0; i < 5; i++) expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
+      for (let i = 0; i < 5; i++) expectRefused((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 400);
       assert.equal(
-        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds,
+        expectRefused((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 429).retryAfter,
         30,
         'even the right password waits',
       );
       // the owner, elsewhere, is not held up
       expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, '198.51.100.7')).outcome, 'next');
       t.clock.advance(30_000);
-      expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
-      assert.equal(expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds, 60);
+      expectRefused((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 400);
+      assert.equal(expectRefused((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 429).retryAfter, 60);
       for (let i = 0; i < 8; i++) {
         t.clock.advance(15 * 60_000);
-        expectKind((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 'failed');
+        expectRefused((await toSecondFactor('slow@example.com', 'wrong password!!', attacker)).outcome, 400);
       }
       assert.equal(
-        expectKind((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 'wait').seconds,
+        expectRefused((await toSecondFactor('slow@example.com', GOOD_PASSWORD, attacker)).outcome, 429).retryAfter,
         900,
         'never more than 15 minutes',
       );
@@ -181,35 +189,38 @@ for (const engine of engines()) {
       await setUp('exists@example.com');
       const outcomes = async (email: string, address: string) => {
         const kinds: string[] = [];
-        for (let i = 0; i < 7; i++) kinds.push((await toSecondFactor(email, 'wrong password!!', address)).outcome.kind);
+        for (let i = 0; i < 7; i++) {
+          const { outcome } = await toSecondFactor(email, 'wrong password!!', address);
+          kinds.push(outcome.kind === 'refused' ? `refused ${outcome.status}` : outcome.kind);
+        }
         return kinds;
       };
       const existing = await outcomes('exists@example.com', '192.0.2.50');
-      assert.deepEqual(existing, ['failed', 'failed', 'failed', 'failed', 'failed', 'wait', 'wait']);
+      assert.deepEqual(existing, ['refused 400', 'refused 400', 'refused 400', 'refused 400', 'refused 400', 'refused 429', 'refused 429']);
       assert.deepEqual(await outcomes('nobody-here@example.com', '192.0.2.51'), existing);
     });
 
     it('a count is forgotten after an hour without failures', async () => {
       const address = '192.0.2.60';
-      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`quiet${i}@example.com`, 'wrong password!!', address)).outcome, 'failed');
-      expectKind((await toSecondFactor('quiet-next@example.com', 'wrong password!!', address)).outcome, 'wait');
+      for (let i = 0; i < 20; i++) expectRefused((await toSecondFactor(`quiet${i}@example.com`, 'wrong password!!', address)).outcome, 400);
+      expectRefused((await toSecondFactor('quiet-next@example.com', 'wrong password!!', address)).outcome, 429);
       t.clock.advance(61 * 60_000);
       // after the quiet hour the address starts from zero: 20 free failures again
-      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`quiet-again${i}@example.com`, 'wrong password!!', address)).outcome, 'failed');
+      for (let i = 0; i < 20; i++) expectRefused((await toSecondFactor(`quiet-again${i}@example.com`, 'wrong password!!', address)).outcome, 400);
     });
 
     it('guessing spread over many addresses: after 100 failures the account waits everywhere', async () => {
       await setUp('spread@example.com');
       for (let i = 0; i < 100; i++) {
         const address = `10.${Math.floor(i / 250)}.${i % 250}.1`;
-        expectKind((await toSecondFactor('spread@example.com', 'wrong password!!', address)).outcome, 'failed');
+        expectRefused((await toSecondFactor('spread@example.com', 'wrong password!!', address)).outcome, 400);
       }
-      expectKind((await toSecondFactor('spread@example.com', GOOD_PASSWORD, '198.51.100.99')).outcome, 'wait');
+      expectRefused((await toSecondFactor('spread@example.com', GOOD_PASSWORD, '198.51.100.99')).outcome, 429);
     });
 
     it('failures from one address slow that address down, whatever account it tries', async () => {
-      for (let i = 0; i < 20; i++) expectKind((await toSecondFactor(`spray${i}@example.com`, 'wrong password!!', '233.252.0.9')).outcome, 'failed');
-      expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.9')).outcome, 'wait');
+      for (let i = 0; i < 20; i++) expectRefused((await toSecondFactor(`spray${i}@example.com`, 'wrong password!!', '233.252.0.9')).outcome, 400);
+      expectRefused((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.9')).outcome, 429);
       expectKind((await toSecondFactor('later@example.com', GOOD_PASSWORD, '233.252.0.10')).outcome, 'next');
     });
 

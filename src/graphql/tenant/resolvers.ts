@@ -8,7 +8,8 @@ import type { LabelInput } from '../../labels/service.js';
 import type { SubscriptionService } from '../../subscriptions/service.js';
 import { enabledIn } from '../../tenants/model.js';
 import type { TenantsQueryInput } from '../../tenants/search.js';
-import { scopeOf, type TenantCreateInput, type TenantUpdateInput } from '../../tenants/service.js';
+import { scopeOf } from '../../tenants/model.js';
+import type { TenantCreateInput, TenantUpdateInput } from '../../tenants/service.js';
 import type { Matches, SameFields } from '../input-fields.js';
 import { TimeScalar } from '../scalars.js';
 import type {

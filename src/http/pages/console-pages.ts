@@ -8,7 +8,7 @@
 // Forms are POST with the session's CSRF token; a deletion redirects (303) to the list with a
 // notice in the session; a new secret is in the answer to the POST that made it, and nowhere else
 // (never a URL, never the session).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayGrant } from '../../access/grants.js';
 import { assertCan, can } from '../../access/policy.js';
 import type { Caller, Principal } from '../../access/principal.js';
@@ -26,14 +26,10 @@ import {
   consoleNav,
   createForm,
   credentialList,
-  CREDENTIALS_PATH,
-  DELETE_PATH,
   deleteConfirmation,
   listPath,
-  NEW_PATH,
   problemPage,
   ROLE_FIELD_PREFIX,
-  ROTATE_PATH,
   rotateForm,
   secretShown,
   tenantPicker,
@@ -74,110 +70,114 @@ const pageNumber = (raw: unknown) => (raw === undefined ? 1 : Number(text(raw) ?
 /** Only the errors a form is shown again for; the rest get a page of their own. */
 const FORM_ERRORS = new Set(['BAD_USER_INPUT', 'CONFLICT']);
 
-export async function registerConsolePages(scope: FastifyInstance, kit: PageKit): Promise<void> {
+/** The handlers of the console (routes.ts registers them, in a scope of their own under the
+ *  pages' scope, with `failed` as its error handler). */
+export function consolePages(kit: PageKit) {
   const { services } = kit;
-
-  await scope.register(async (pages) => {
-    const show = (reply: FastifyReply, status: number, view: View, who: Viewer, tenant?: Tenant, scripts?: string[]) =>
-      kit.send(reply, status, view.title, view.body, {
-        wide: true,
-        nav: consoleNav(who.session, who.email, tenant),
-        ...(scripts ? { scripts } : {}),
-      });
-
-    /** Who each request's page is for, and the tenant it acts in, once known: an error page keeps
-     *  the header (where, who, sign out) and names the tenant. */
-    const known = new WeakMap<FastifyRequest, Known>();
-
-    // Every failure a handler throws: one page, in a person's words (console-problems.ts), under
-    // the console's header when the person is known.
-    pages.setErrorHandler(async (err, req, reply) => {
-      const seen = known.get(req) ?? (await viewerIfAny(req));
-      const problem = problemOf(err, req, reply, { tenant: seen?.tenant });
-      if (problem.code === 'UNAUTHENTICATED') return reply.redirect(loginPath(CONSOLE_PATH), 303);
-      const tenant = seen?.tenant?.id ?? text(queryOf(req).tenant) ?? text(formOf(req).tenant);
-      const back =
-        tenant && TENANT_ID_PATTERN.test(tenant) && problem.code !== 'FORBIDDEN'
-          ? { href: listPath(tenant), label: 'Back to the credentials' }
-          : { href: CONSOLE_PATH, label: 'Back to your tenants' };
-      const view = problemPage(problem, back, req.id);
-      return kit.send(reply.headers(problem.headers), problem.status, view.title, view.body, {
-        wide: true,
-        ...(seen ? { nav: consoleNav(seen.who.session, seen.who.email, seen.tenant) } : {}),
-      });
+  const show = (reply: FastifyReply, status: number, view: View, who: Viewer, tenant?: Tenant, scripts?: string[]) =>
+    kit.send(reply, status, view.title, view.body, {
+      wide: true,
+      nav: consoleNav(who.session, who.email, tenant),
+      ...(scripts ? { scripts } : {}),
     });
 
-    /** For an error page: the signed-in person, if the failure left them readable (a failing
-     *  database does not: the page then goes without the header). */
-    async function viewerIfAny(req: FastifyRequest): Promise<Known | undefined> {
-      try {
-        const session = await kit.sessionOf(req);
-        const who = session && (await identify(session));
-        return who ? { who } : undefined;
-      } catch {
-        return undefined;
-      }
-    }
+  /** Who each request's page is for, and the tenant it acts in, once known: an error page keeps
+   *  the header (where, who, sign out) and names the tenant. */
+  const known = new WeakMap<FastifyRequest, Known>();
 
-    /** Who a signed-in session acts as; undefined for an anonymous one, or a user gone meanwhile. */
-    async function identify(session: Session): Promise<Viewer | undefined> {
-      if (!session.userId) return undefined;
-      const [user, principal] = await Promise.all([services.signIn.signedInUser(session), services.signIn.signedInPrincipal(session)]);
-      return user && principal ? { session, email: user.email, principal } : undefined;
-    }
+  // Every failure a handler throws: one page, in a person's words (console-problems.ts), under
+  // the console's header when the person is known.
+  async function failed(err: unknown, req: FastifyRequest, reply: FastifyReply) {
+    const seen = known.get(req) ?? (await viewerIfAny(req));
+    const problem = problemOf(err, req, reply, { tenant: seen?.tenant });
+    if (problem.code === 'UNAUTHENTICATED') return reply.redirect(loginPath(CONSOLE_PATH), 303);
+    const tenant = seen?.tenant?.id ?? text(queryOf(req).tenant) ?? text(formOf(req).tenant);
+    const back =
+      tenant && TENANT_ID_PATTERN.test(tenant) && problem.code !== 'FORBIDDEN'
+        ? { href: listPath(tenant), label: 'Back to the credentials' }
+        : { href: CONSOLE_PATH, label: 'Back to your tenants' };
+    const view = problemPage(problem, back, req.id);
+    return kit.send(reply.headers(problem.headers), problem.status, view.title, view.body, {
+      wide: true,
+      ...(seen ? { nav: consoleNav(seen.who.session, seen.who.email, seen.tenant) } : {}),
+    });
+  }
 
-    /** The viewer of a page; else the way to sign in (and back here) was sent. */
-    async function viewer(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+  /** For an error page: the signed-in person, if the failure left them readable (a failing
+   *  database does not: the page then goes without the header). */
+  async function viewerIfAny(req: FastifyRequest): Promise<Known | undefined> {
+    try {
       const session = await kit.sessionOf(req);
       const who = session && (await identify(session));
-      if (!who) reply.redirect(loginPath(req.url), 303);
-      else known.set(req, { who });
-      return who;
+      return who ? { who } : undefined;
+    } catch {
+      return undefined;
     }
+  }
 
-    /** The viewer who posted a form with the session's CSRF token; else the refusal was sent. */
-    async function poster(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
-      const session = await kit.formSession(req, reply);
-      if (!session) return undefined;
-      const who = await identify(session);
-      if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
-      else known.set(req, { who });
-      return who;
+  /** Who a signed-in session acts as; undefined for an anonymous one, or a user gone meanwhile. */
+  async function identify(session: Session): Promise<Viewer | undefined> {
+    if (!session.userId) return undefined;
+    const [user, principal] = await Promise.all([services.signIn.signedInUser(session), services.signIn.signedInPrincipal(session)]);
+    return user && principal ? { session, email: user.email, principal } : undefined;
+  }
+
+  /** The viewer of a page; else the way to sign in (and back here) was sent. */
+  async function viewer(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+    const session = await kit.sessionOf(req);
+    const who = session && (await identify(session));
+    if (!who) reply.redirect(loginPath(req.url), 303);
+    else known.set(req, { who });
+    return who;
+  }
+
+  /** The viewer who posted a form with the session's CSRF token; else the refusal was sent. */
+  async function poster(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+    const session = await kit.formSession(req, reply);
+    if (!session) return undefined;
+    const who = await identify(session);
+    if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
+    else known.set(req, { who });
+    return who;
+  }
+
+  /** The tenant a page acts in: refused (403) alike whether it does not exist or the viewer's roles do not reach it. */
+  async function inTenant(req: FastifyRequest, who: Viewer, raw: unknown): Promise<InTenant> {
+    const id = checkTenantId(text(raw) ?? '', 'tenant');
+    let caller: Caller;
+    let tenant: Tenant;
+    try {
+      caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
+      tenant = await services.tenants.visibleTenant(who.principal, id);
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
+      throw err;
     }
+    known.set(req, { who, tenant });
+    return { ...who, caller, tenant, now: services.clock.now() };
+  }
 
-    /** The tenant a page acts in: refused (403) alike whether it does not exist or the viewer's roles do not reach it. */
-    async function inTenant(req: FastifyRequest, who: Viewer, raw: unknown): Promise<InTenant> {
-      const id = checkTenantId(text(raw) ?? '', 'tenant');
-      let caller: Caller;
-      let tenant: Tenant;
-      try {
-        caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
-        tenant = await services.tenants.visibleTenant(who.principal, id);
-      } catch (err) {
-        if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
-        throw err;
-      }
-      known.set(req, { who, tenant });
-      return { ...who, caller, tenant, now: services.clock.now() };
-    }
+  /** One live client of the acting tenant, read as `clients(clientIDs: [id])` reads it. */
+  async function clientOf(t: InTenant, raw: unknown): Promise<Client> {
+    const [client] = await services.credentials.listClients(t.caller, { clientIDs: [text(raw) ?? ''], perPage: 1 });
+    if (!client) throw notFound('Client');
+    return client;
+  }
 
-    /** One live client of the acting tenant, read as `clients(clientIDs: [id])` reads it. */
-    async function clientOf(t: InTenant, raw: unknown): Promise<Client> {
-      const [client] = await services.credentials.listClients(t.caller, { clientIDs: [text(raw) ?? ''], perPage: 1 });
-      if (!client) throw notFound('Client');
-      return client;
-    }
+  /** The names of the roles a client holds now, in the order of the role table. */
+  const roleNames = (c: Client, now: Date) => heldRoleNames(c.roleAssignments, now);
 
-    /** The names of the roles a client holds now, in the order of the role table. */
-    const roleNames = (c: Client, now: Date) => heldRoleNames(c.roleAssignments, now);
+  /** The roles the viewer may give a new client here (the service checks them again). */
+  const grantable = (t: InTenant) =>
+    [...TENANT_ROLES, ...(t.tenant.id === ROOT_TENANT_ID ? VENDOR_ROLES : [])]
+      .filter((id) => mayGrant(t.caller, id, t.now))
+      .map((id) => ({ id, name: roleName(id)! }));
 
-    /** The roles the viewer may give a new client here (the service checks them again). */
-    const grantable = (t: InTenant) =>
-      [...TENANT_ROLES, ...(t.tenant.id === ROOT_TENANT_ID ? VENDOR_ROLES : [])]
-        .filter((id) => mayGrant(t.caller, id, t.now))
-        .map((id) => ({ id, name: roleName(id)! }));
+  return {
+    failed,
 
-    pages.get(CONSOLE_PATH, async (req, reply) => {
+    /** GET /console: the tenants the person acts in */
+    async tenants(req: FastifyRequest, reply: FastifyReply) {
       const who = await viewer(req, reply);
       if (!who) return reply;
       const name = text(queryOf(req).name)?.trim() || undefined;
@@ -189,9 +189,10 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       if (notice !== undefined) await services.sessions.setState(who.session, state);
       const view = tenantPicker({ ...found, page, perPage: PER_PAGE, name });
       return show(reply, 200, notice ? { ...view, body: html`<p class="notice" role="status">${notice}</p>${view.body}` } : view, who);
-    });
+    },
 
-    pages.get(CREDENTIALS_PATH, async (req, reply) => {
+    /** GET /console/credentials?tenant=…: the clients of a tenant */
+    async credentials(req: FastifyRequest, reply: FastifyReply) {
       const who = await viewer(req, reply);
       if (!who) return reply;
       const q = queryOf(req);
@@ -216,17 +217,19 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
         notice,
       });
       return show(reply, 200, view, who, t.tenant);
-    });
+    },
 
-    pages.get(NEW_PATH, async (req, reply) => {
+    /** GET /console/credentials/new?tenant=… */
+    async newForm(req: FastifyRequest, reply: FastifyReply) {
       const who = await viewer(req, reply);
       if (!who) return reply;
       const t = await inTenant(req, who, queryOf(req).tenant);
       assertCan(t.principal, t.caller.tenant, 'clients.create', t.now);
       return show(reply, 200, createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), who, t.tenant);
-    });
+    },
 
-    pages.post(NEW_PATH, async (req, reply) => {
+    /** POST /console/credentials/new */
+    async create(req: FastifyRequest, reply: FastifyReply) {
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
@@ -245,18 +248,20 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
         const view = createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t), values: { name, roles }, problem });
         return show(reply, problem.status, view, who, t.tenant);
       }
-    });
+    },
 
-    pages.get(ROTATE_PATH, async (req, reply) => {
+    /** GET /console/credentials/rotate?tenant=…&client=… */
+    async rotateForm(req: FastifyRequest, reply: FastifyReply) {
       const who = await viewer(req, reply);
       if (!who) return reply;
       const t = await inTenant(req, who, queryOf(req).tenant);
       assertCan(t.principal, t.caller.tenant, 'clients.rotate', t.now);
       const client = await clientOf(t, queryOf(req).client);
       return show(reply, 200, rotateForm({ session: t.session, tenant: t.tenant, client }), who, t.tenant);
-    });
+    },
 
-    pages.post(ROTATE_PATH, async (req, reply) => {
+    /** POST /console/credentials/rotate */
+    async rotate(req: FastifyRequest, reply: FastifyReply) {
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
@@ -283,9 +288,10 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
         const client = await clientOf(t, form.client);
         return show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem, grace }), who, t.tenant);
       }
-    });
+    },
 
-    pages.get(DELETE_PATH, async (req, reply) => {
+    /** GET /console/credentials/delete?tenant=…&client=… */
+    async deleteForm(req: FastifyRequest, reply: FastifyReply) {
       const who = await viewer(req, reply);
       if (!who) return reply;
       const t = await inTenant(req, who, queryOf(req).tenant);
@@ -293,9 +299,10 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const client = await clientOf(t, queryOf(req).client);
       const view = deleteConfirmation({ session: t.session, tenant: t.tenant, client, roleNames: roleNames(client, t.now) });
       return show(reply, 200, view, who, t.tenant);
-    });
+    },
 
-    pages.post(DELETE_PATH, async (req, reply) => {
+    /** POST /console/credentials/delete */
+    async delete(req: FastifyRequest, reply: FastifyReply) {
       const who = await poster(req, reply);
       if (!who) return reply;
       const form = formOf(req);
@@ -304,13 +311,13 @@ export async function registerConsolePages(scope: FastifyInstance, kit: PageKit)
       const notice = `Client ${deleted.name} (${deleted.clientId}) was deleted. Its secrets no longer work.`;
       await services.sessions.setState(t.session, { ...t.session.state, notice });
       return reply.redirect(listPath(t.tenant.id), 303);
-    });
+    },
 
-    // any other address under /console: a page that says so, not the API's JSON 404
-    pages.all(`${CONSOLE_PATH}/*`, async () => {
+    /** any other address under /console: a page that says so, not the API's JSON 404 */
+    async unknownPage(): Promise<never> {
       throw notFound('Page');
-    });
-  });
+    },
+  };
 }
 
 /** A failure the form is shown again for (with what went wrong); any other goes to the error page. */

@@ -1,14 +1,17 @@
 // GET/POST /device and GET/POST /device/approve: the browser's side of device login (RFC 8628;
 // docs/users.md, "Device login"). The person confirms that the code matches the one at their CLI,
 // signs in (as the account the CLI named: another account is refused), then approves or denies.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalUserCode, displayUserCode } from '../../device/model.js';
+// routes.ts registers them, in the pages' scope.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalUserCode, displayUserCode, isForAccount } from '../../device/model.js';
+import { wrongAccount } from '../../device/service.js';
+import type { Refusal } from '../../errors.js';
 import type { Session } from '../../sessions/model.js';
-import { emailKey } from '../../users/model.js';
 import { html } from './html.js';
 import { csrfField, type Form, type PageKit } from './page-kit.js';
 
-export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void {
+/** The handlers of the device pages (routes.ts registers them). */
+export function devicePages(kit: PageKit) {
   const { services, send } = kit;
   const approvePath = (code: string) => `/device/approve?user_code=${code}`;
 
@@ -16,12 +19,13 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
   const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(req, reply));
 
   /** The code form; after a wrong code it keeps what was typed, to correct rather than retype. */
-  function entryForm(reply: FastifyReply, session: Session, status = 200, error?: string, typed = '') {
+  function entryForm(reply: FastifyReply, session: Session, refused?: Refusal, typed = '') {
+    if (refused) kit.noteRefusal(reply, refused, 'device login');
     return send(
       reply,
-      status,
+      refused?.status ?? 200,
       'Connect a device',
-      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      html`${refused ? html`<p class="error" role="alert">${refused.message}</p>` : ''}
 <form method="post" action="/device">${csrfField(session)}
 <label for="user_code">Code shown at your command line or notebook</label>
 <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" placeholder="XXXX-XXXX" value="${typed}" maxlength="64" required autofocus>
@@ -30,80 +34,70 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
     );
   }
 
-  /** Signed in as another account than the one the CLI named: refused, and how to go on. */
-  function wrongAccount(reply: FastifyReply, session: Session, email: string) {
-    return send(
-      reply,
-      403,
-      'Another account',
-      html`
-<p>Your command line asked to sign in as a different account than <strong>${email}</strong>. Sign out, then open the link again and sign in as the account you named at the command line.</p>
-<form method="post" action="/logout">${csrfField(session)}<button type="submit">Sign out</button></form>`,
-    );
+  /** A refusal of the approval pages: too many wrong codes, a code gone, or another account
+   *  signed in than the one the CLI named (who may sign out, then open the link again). */
+  function approvalRefused(reply: FastifyReply, session: Session, refused: Refusal) {
+    const title = refused.status === 429 ? 'Too many wrong codes' : refused.status === 403 ? 'Another account' : 'This code no longer works';
+    const more =
+      refused.status === 403
+        ? html`<form method="post" action="/logout">${csrfField(session)}<button type="submit">Sign out</button></form>`
+        : undefined;
+    return kit.refusalPage(reply, refused, { title, flow: 'device login', ...(more ? { more } : {}) });
   }
 
-  scope.get('/device', async (req, reply) => {
-    const session = await anySession(req, reply);
-    const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
-    if (code === undefined) return entryForm(reply, session);
-    return send(
-      reply,
-      200,
-      'Is this your code?',
-      html`
+  return {
+    /** GET /device (?user_code=…: the code to check) */
+    async entry(req: FastifyRequest, reply: FastifyReply) {
+      const session = await anySession(req, reply);
+      const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
+      if (code === undefined) return entryForm(reply, session);
+      return send(
+        reply,
+        200,
+        'Is this your code?',
+        html`
 <p>Check that your command line or notebook shows exactly this code:</p>
 <p class="usercode"><strong>${displayUserCode(code)}</strong></p>
 <form method="post" action="/device">${csrfField(session)}<input type="hidden" name="user_code" value="${code}">
 <button type="submit">Yes, it matches</button>
 </form>
 <p class="hint">If it does not match, close this page: someone else may be trying to sign in as you.</p>`,
-    );
-  });
+      );
+    },
 
-  scope.post('/device', async (req, reply) => {
-    const session = await kit.formSession(req, reply);
-    if (!session) return reply;
-    const typed = ((req.body as Form).user_code ?? '').slice(0, 64);
-    const entry = await services.device.enter(typed, req.ip);
-    if (entry.kind === 'wait') {
-      reply.header('retry-after', String(entry.seconds));
-      return entryForm(reply, session, 429, `Too many wrong codes. Try again in ${entry.seconds} seconds.`, typed);
-    }
-    if (entry.kind === 'unknown')
-      return entryForm(reply, session, 400, 'That code is not valid, or it expired. Check it, or start again at your command line.', typed);
-    const next = approvePath(entry.authorization.userCode);
-    if (session.userId) return reply.redirect(next, 303);
-    // the sign-in is for the account the CLI named, and no other: its SSO connection's IdP if it
-    // has one (which does the MFA), else its password, the address shown and fixed
-    const deviceUserCode = displayUserCode(entry.authorization.userCode);
-    await services.signIn.beginFor(session, { email: entry.authorization.loginHint, deviceUserCode }, next);
-    return reply.redirect('/login', 303);
-  });
+    /** POST /device: the code typed or confirmed; on to sign in as the account the CLI named */
+    async enter(req: FastifyRequest, reply: FastifyReply) {
+      const session = await kit.formSession(req, reply);
+      if (!session) return reply;
+      const typed = ((req.body as Form).user_code ?? '').slice(0, 64);
+      const entry = await services.device.enter(typed, req.ip);
+      if (entry.kind === 'refused') return entryForm(reply, session, entry, typed);
+      const next = approvePath(entry.authorization.userCode);
+      if (session.userId) return reply.redirect(next, 303);
+      // the sign-in is for the account the CLI named, and no other: its SSO connection's IdP if it
+      // has one (which does the MFA), else its password, the address shown and fixed
+      const deviceUserCode = displayUserCode(entry.authorization.userCode);
+      await services.signIn.beginFor(session, { email: entry.authorization.loginHint, deviceUserCode }, next);
+      return reply.redirect('/login', 303);
+    },
 
-  const codeGone = (reply: FastifyReply) =>
-    send(reply, 400, 'This code no longer works', html`<p>It expired or was already used. Start again at your command line.</p>`);
-  const tooManyCodes = (reply: FastifyReply, seconds: number) => {
-    reply.header('retry-after', String(seconds));
-    return send(reply, 429, 'Too many wrong codes', html`<p>Try again in ${seconds} seconds.</p>`);
-  };
-
-  scope.get('/device/approve', async (req, reply) => {
-    const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
-    const session = await kit.sessionOf(req);
-    if (!session?.userId) return reply.redirect(`/login?return_to=${encodeURIComponent(approvePath(code ?? ''))}`, 303);
-    // looked up as typed codes are: wrong ones count against the address (no guessing from here)
-    const entry = await services.device.enter(code ?? '', req.ip);
-    if (entry.kind === 'wait') return tooManyCodes(reply, entry.seconds);
-    if (entry.kind === 'unknown') return codeGone(reply);
-    const pending = entry.authorization;
-    const user = await services.signIn.signedInUser(session);
-    if (!user) return reply.redirect('/login', 303);
-    if (emailKey(user.email) !== pending.loginHint) return wrongAccount(reply, session, user.email);
-    return send(
-      reply,
-      200,
-      'Approve this device?',
-      html`
+    /** GET /device/approve?user_code=…: what the signed-in person is asked to approve */
+    async approval(req: FastifyRequest, reply: FastifyReply) {
+      const code = canonicalUserCode(String((req.query as Record<string, unknown>).user_code ?? ''));
+      const session = await kit.sessionOf(req);
+      if (!session?.userId) return reply.redirect(`/login?return_to=${encodeURIComponent(approvePath(code ?? ''))}`, 303);
+      // looked up as typed codes are: wrong ones count against the address (no guessing from here)
+      const entry = await services.device.enter(code ?? '', req.ip);
+      if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
+      const pending = entry.authorization;
+      const user = await services.signIn.signedInUser(session);
+      if (!user) return reply.redirect('/login', 303);
+      if (!isForAccount(pending, user.email)) return approvalRefused(reply, session, wrongAccount(user.email));
+      return send(
+        reply,
+        200,
+        'Approve this device?',
+        html`
 <p>A command line or notebook asks to act as <strong>${user.email}</strong>, with your roles, until its token expires.</p>
 <p class="usercode">Code <strong>${displayUserCode(pending.userCode)}</strong></p>
 <p>Requested ${pending.requestedFrom ? html`from <strong>${pending.requestedFrom}</strong> ` : ''}at ${pending.createdAt.toISOString().slice(11, 16)} UTC (${minutesAgo(pending.createdAt, services.clock.now())}).</p>
@@ -112,32 +106,32 @@ export function registerDevicePages(scope: FastifyInstance, kit: PageKit): void 
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny" class="link">Deny</button>
 </form>`,
-    );
-  });
+      );
+    },
 
-  scope.post('/device/approve', async (req, reply) => {
-    const session = await kit.formSession(req, reply);
-    if (!session) return reply;
-    const form = req.body as Form;
-    const user = await services.signIn.signedInUser(session);
-    const code = canonicalUserCode(form.user_code ?? '');
-    if (!user || code === undefined) return reply.redirect('/login', 303);
-    const entry = await services.device.enter(code, req.ip);
-    if (entry.kind === 'wait') return tooManyCodes(reply, entry.seconds);
-    if (entry.kind === 'unknown') return codeGone(reply);
-    const approve = form.decision === 'approve';
-    const result = await services.device.decide(code, user, approve);
-    if (result === 'wrong_account') return wrongAccount(reply, session, user.email);
-    if (result === 'gone') return codeGone(reply);
-    return send(
-      reply,
-      200,
-      approve ? 'Device approved' : 'Device denied',
-      approve
-        ? html`<p>You can return to your command line or notebook.</p>`
-        : html`<p>The command line or notebook gets no access. You can close this page.</p>`,
-    );
-  });
+    /** POST /device/approve: approve or deny */
+    async decide(req: FastifyRequest, reply: FastifyReply) {
+      const session = await kit.formSession(req, reply);
+      if (!session) return reply;
+      const form = req.body as Form;
+      const user = await services.signIn.signedInUser(session);
+      const code = canonicalUserCode(form.user_code ?? '');
+      if (!user || code === undefined) return reply.redirect('/login', 303);
+      const entry = await services.device.enter(code, req.ip);
+      if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
+      const approve = form.decision === 'approve';
+      const result = await services.device.decide(code, user, approve);
+      if (result.kind === 'refused') return approvalRefused(reply, session, result);
+      return send(
+        reply,
+        200,
+        approve ? 'Device approved' : 'Device denied',
+        approve
+          ? html`<p>You can return to your command line or notebook.</p>`
+          : html`<p>The command line or notebook gets no access. You can close this page.</p>`,
+      );
+    },
+  };
 }
 
 /** "just now", "1 minute ago", "7 minutes ago" */

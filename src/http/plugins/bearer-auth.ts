@@ -2,7 +2,7 @@
 // (RFC 6750: no error code when no credentials were sent, invalid_token otherwise).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidToken } from '../../oauth/access-token.js';
-import { TOKEN_PATH } from '../../oauth/token-endpoint.js';
+import { TOKEN_PATH } from '../oauth/token-endpoint.js';
 import type { Services } from '../../services.js';
 import { AppError } from '../../errors.js';
 

@@ -2,20 +2,24 @@
 // polls with its device code; each outcome of the poll is one answer of section 3.5. An approved
 // code yields the person's token once; it is a user token like any other (same checks, same
 // revocation).
-import type { DeviceService } from '../../device/service.js';
+import type { PollResult } from '../../device/model.js';
 import type { AccessTokens } from '../access-token.js';
+import { publicClient } from '../client-auth.js';
 import { OAuthError, invalidRequest } from '../errors.js';
 import type { TokenParams } from '../params.js';
 import type { TokenResponse } from './client-credentials.js';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-export async function deviceCodeGrant(deps: { device: DeviceService; tokens: AccessTokens }, params: TokenParams): Promise<TokenResponse> {
-  const clientId = params.client_id;
-  if (!deps.device.isPublicClient(clientId))
-    throw new OAuthError('invalid_client', 'client_id must name a public client of this service (gatehouse-cli)', 401);
+/** What the grant asks of the device logins (DeviceService): one poll of a code. */
+export interface DevicePolls {
+  poll(deviceCode: string, clientId: string): Promise<PollResult>;
+}
+
+export async function deviceCodeGrant(deps: { device: DevicePolls; tokens: AccessTokens }, params: TokenParams): Promise<TokenResponse> {
+  const clientId = publicClient(params);
   if (!params.device_code) throw invalidRequest('device_code is required');
-  const result = await deps.device.poll(params.device_code, clientId!);
+  const result = await deps.device.poll(params.device_code, clientId);
   switch (result.kind) {
     case 'pending':
       throw new OAuthError('authorization_pending', 'the person has not approved this device yet; poll again after the interval');

@@ -1,9 +1,9 @@
 // Discovery: authorization-server metadata (RFC 8414) and the public signing keys (JWKS).
-import type { FastifyInstance } from 'fastify';
-import { SCOPE_NAMES } from '../access/scope.js';
-import type { KeyRing } from '../keys/key-ring.js';
-import { SIGNING_ALG } from '../keys/key-ring.js';
-import { DEVICE_AUTHORIZATION_PATH } from './device-endpoint.js';
+import type { FastifyReply } from 'fastify';
+import { SCOPE_NAMES } from '../../access/scope.js';
+import type { KeyRing } from '../../keys/key-ring.js';
+import { SIGNING_ALG } from '../../keys/key-ring.js';
+import { DEVICE_AUTHORIZATION_PATH } from './device-authorization.js';
 import { GRANT_TYPES, TOKEN_PATH } from './token-endpoint.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -26,14 +26,17 @@ export function authorizationServerMetadata(issuer: string) {
   };
 }
 
-export async function registerMetadataRoutes(app: FastifyInstance, opts: { issuer: string; keys: KeyRing }): Promise<void> {
+/** The handlers of GET METADATA_PATH and GET JWKS_PATH: public, cached for five minutes. */
+export function discovery(opts: { issuer: string; keys: KeyRing }) {
   const metadata = authorizationServerMetadata(opts.issuer);
-  app.get(METADATA_PATH, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return metadata;
-  });
-  app.get(JWKS_PATH, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return opts.keys.jwks();
-  });
+  return {
+    metadata: async (_request: unknown, reply: FastifyReply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return metadata;
+    },
+    jwks: async (_request: unknown, reply: FastifyReply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return opts.keys.jwks();
+    },
+  };
 }
