@@ -1,5 +1,5 @@
 // `npm test`: the test runner. With no argument (CI), it builds dist/ (the CLI tests spawn it),
-// type-checks, and runs every test/**/*.test.ts. With files or folders (`npm test --
+// type-checks (beside the tests), and runs every test/**/*.test.ts. With files or folders (`npm test --
 // test/cli/ctrl-c.test.ts`), it builds dist/ and runs only those, without the type-check (tsx
 // runs the files without one; `npm run typecheck` does it alone). Options of node's test runner
 // (--test-name-pattern=…, --test-only, …) are passed on.
@@ -16,7 +16,7 @@
 // only for .js/.cjs/.mjs files, finds none and passes. So folders are expanded here, and a path
 // that names no test file is an error, not an empty pass. The reporters are the suite's: spec on
 // standard error for people, TAP on standard output for CI (its `# tests`, `# pass`, `# fail`).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,6 +24,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** processes the shared files are spread over; node's runner runs two at a time */
 const BUNDLES = Number(process.env.GATEHOUSE_TEST_BUNDLES || 8);
+/** test processes at once (two cores; many tests wait on a child process or a socket) */
+const CONCURRENCY = Number(process.env.GATEHOUSE_TEST_CONCURRENCY || 2);
 
 const USAGE = `Usage: npm test [-- [PATH]... [--test-name-pattern=REGEX] [--test-only]]
 
@@ -89,27 +91,49 @@ function run(command, commandArgs) {
 }
 
 // dist/ is what the CLI tests spawn; the build does nothing when it is current
-let code = run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
-if (code !== 0) process.exit(code);
-if (everything) {
-  code = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']);
-  if (code !== 0) process.exit(code);
-}
+const built = run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
+if (built !== 0) process.exit(built);
+// The whole suite type-checks too, beside the tests rather than before them (tsc takes one core
+// for several seconds); GATEHOUSE_TEST_TYPECHECK=0 leaves it out (CI's second Node line: the
+// first one checked the same sources).
+const typecheck =
+  everything && process.env.GATEHOUSE_TEST_TYPECHECK !== '0'
+    ? exitOf(
+        spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'], {
+          cwd: root,
+          stdio: ['ignore', 'inherit', 'inherit'],
+        }),
+      )
+    : Promise.resolve(0);
 const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : [...new Set(files)];
-process.exit(
-  run(process.execPath, [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-concurrency=2',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stderr',
-    '--test-reporter=tap',
-    '--test-reporter-destination=stdout',
-    ...options,
-    ...list.map((f) => relative(root, f)),
-  ]),
+const tests = await exitOf(
+  spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${CONCURRENCY}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stderr',
+      '--test-reporter=tap',
+      '--test-reporter-destination=stdout',
+      ...options,
+      ...list.map((f) => relative(root, f)),
+    ],
+    { cwd: root, stdio: 'inherit' },
+  ),
 );
+const checked = await typecheck;
+if (checked !== 0) process.stderr.write('npm test: the type-check failed (above)\n');
+process.exit(tests !== 0 ? tests : checked);
+
+function exitOf(child) {
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
 
 /** The files to hand to node's runner for the whole suite: a bundle module per group of files
  *  that may share a process, and the files that need one of their own. */

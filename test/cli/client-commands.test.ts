@@ -1,3 +1,4 @@
+// test-runner: own process (it replaces globalThis.fetch for one test)
 // The client commands (login, token, whoami, logout) as a user runs them, without a browser:
 // every bad command line answered with exit 2 and a pointer to the help (options may come before
 // the command's name); an unreachable server or one that is not Gatehouse named as such; `token`

@@ -1,3 +1,4 @@
+// test-runner: own process (it replaces globalThis.fetch for one test)
 import assert from 'node:assert/strict';
 import { createPublicKey, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
