@@ -1,5 +1,5 @@
 // OAuth errors (RFC 6749 section 5.2; RFC 8628 section 3.5 adds the device-grant ones). Their
-// names are the wire format; the OAuth endpoints' one error handler (http/oauth/error-handler.ts)
+// names are the wire format; the OAuth endpoints' one error handler (http/oauth/scope.ts)
 // is the only place they are sent.
 export type OAuthErrorCode =
   | 'invalid_request'

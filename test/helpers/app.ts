@@ -1,5 +1,5 @@
 // A running service on a fresh database, driven through app.inject(): the same wiring as
-// `gatehouse serve` (src/service.ts), with a hand-moved clock and captured logs.
+// `gatehouse serve` (src/compose.ts), with a hand-moved clock and captured logs.
 import { Writable } from 'node:stream';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';

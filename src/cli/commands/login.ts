@@ -1,5 +1,5 @@
 // gatehouse login: a person signs this terminal in by device login (RFC 8628) and the token is
-// kept in the user's configuration folder (client/credentials-file.ts) for token and whoami.
+// kept in the user's configuration folder (cli/client/credentials-file.ts) for token and whoami.
 // Ctrl-C at any point (the prompt, discovery, waiting for approval) cancels: exit 130, nothing kept.
 import { CredentialsFile } from '../client/credentials-file.js';
 import { deviceLogin, type IssuedToken } from '../client/device-login.js';

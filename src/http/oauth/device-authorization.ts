@@ -10,7 +10,7 @@ import { invalidRequest, OAuthError } from '../../oauth/errors.js';
 import { oauthParams } from './scope.js';
 
 export const DEVICE_AUTHORIZATION_PATH = '/auth/api/v2/auth/device/code';
-/** where the person confirms the code: the device pages (pages/device-pages.ts) */
+/** where the person confirms the code: the device pages (http/pages/device-pages.ts) */
 export const VERIFICATION_PATH = '/device';
 
 /** The handler of POST DEVICE_AUTHORIZATION_PATH. */

@@ -18,7 +18,7 @@ export const sessions: Migration = {
       )`.execute(db);
     await sql`create index sessions_user_idx on sessions (user_id)`.execute(db);
     await sql`create index sessions_expires_idx on sessions (expires_at)`.execute(db);
-    // failed sign-in attempts per account and per address (signin/throttle.ts), shared by every process
+    // failed sign-in attempts per account and per address (now attempts/model.ts), shared by every process
     await sql`
       create table sign_in_failures (
         key text primary key,
