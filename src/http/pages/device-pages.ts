@@ -16,7 +16,7 @@ export function devicePages(kit: PageKit) {
   const approvePath = (code: string) => `/device/approve?user_code=${code}`;
 
   /** Signed in, or else the anonymous session the forms need. */
-  const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(req, reply));
+  const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(reply, undefined));
 
   /** The code form; after a wrong code it keeps what was typed, to correct rather than retype. */
   function entryForm(reply: FastifyReply, session: Session, refused?: Refusal, typed = '') {
