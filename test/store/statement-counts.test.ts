@@ -281,10 +281,9 @@ for (const engine of engines()) {
       const acsFirst = [
         CONNECTION,
         'select tenants',
-        // the request the response answers: by node-saml for the Response's InResponseTo and
-        // again for the SubjectConfirmationData's, then by the service from signed content
-        'select saml_requests',
-        'select saml_requests',
+        // the request the response answers, read once (it was read three times: by node-saml for
+        // the Response's InResponseTo and again for the SubjectConfirmationData's, then by the
+        // service from signed content)
         'select saml_requests',
         'begin',
         // the assertion used up (no replay), then who the NameID is
