@@ -198,8 +198,8 @@ for (const engine of engines()) {
         'insert sign_in_failures',
         'select device_authorizations',
         'update sign_in_failures',
-        // the code looked up again by the decision, then decided
-        'select device_authorizations',
+        // the decision, written only if the code is still pending (the code found above is
+        // passed on: it was looked up again)
         'update device_authorizations',
       ]);
     });

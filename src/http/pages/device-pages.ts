@@ -120,7 +120,7 @@ export function devicePages(kit: PageKit) {
       const entry = await services.device.enter(code, req.ip);
       if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
       const approve = form.decision === 'approve';
-      const result = await services.device.decide(code, user, approve);
+      const result = await services.device.decide(code, user, approve, entry.authorization);
       if (result.kind === 'refused') return approvalRefused(reply, session, result);
       return send(
         reply,
