@@ -1,6 +1,7 @@
 // Reserves an attempt under several counts at once (attempts/model.ts): all of them, or none.
-// Each count is reserved by one conditional statement; when one refuses, those already reserved
-// are given back, and the answer is how long to wait for the one that refused.
+// One statement counts the attempt under every key whose rule allows it (store.ts,
+// reserveAttempts); when one refuses, the others are given back in one more, and the answer is
+// how long to wait for the first that refused (the keys' order is the caller's).
 import type { Clock } from '../clock.js';
 import { ATTEMPT_RULES, type AttemptKind, attemptKey, waitSeconds } from './model.js';
 import type { AttemptStore } from './store.js';
@@ -24,28 +25,24 @@ export class AttemptGate {
 
   async reserve(keys: AttemptKeys): Promise<Reservation> {
     const now = this.clock.now();
-    const reserved: string[] = [];
-    const counts: Partial<Record<AttemptKind, number>> = {};
-    for (const [kind, value] of keys) {
-      const key = attemptKey(kind, value);
-      const rule = ATTEMPT_RULES[kind];
-      const count = await this.store.attempts.reserveAttempt(key, rule, now);
-      if (count !== undefined) {
-        reserved.push(key);
-        counts[kind] = count;
-        continue;
-      }
-      for (const k of reserved) await this.store.attempts.releaseAttempt(k);
-      // refused: the count is past its allowance; at least a second (it may have ended meanwhile)
-      const seconds = Math.max(1, waitSeconds(rule, await this.store.attempts.findAttempts(key), now));
-      return { kind: 'wait', seconds, refusedBy: kind };
+    const wanted = keys.map(([kind, value]) => ({ kind, key: attemptKey(kind, value), rule: ATTEMPT_RULES[kind] }));
+    const counted = await this.store.attempts.reserveAttempts(wanted, now);
+    const refused = wanted.find((w) => !counted.has(w.key));
+    if (!refused) {
+      const counts: Partial<Record<AttemptKind, number>> = {};
+      for (const w of wanted) counts[w.kind] = counted.get(w.key);
+      return { kind: 'reserved', keys: wanted.map((w) => w.key), counts };
     }
-    return { kind: 'reserved', keys: reserved, counts };
+    // all or none: what the other keys counted is given back
+    await this.store.attempts.releaseAttempts(wanted.filter((w) => counted.has(w.key)).map((w) => w.key));
+    // refused: the count is past its allowance; at least a second (it may have ended meanwhile)
+    const seconds = Math.max(1, waitSeconds(refused.rule, (await this.store.attempts.findAttempts([refused.key])).get(refused.key), now));
+    return { kind: 'wait', seconds, refusedBy: refused.kind };
   }
 
   /** The attempt succeeded: it no longer counts. */
   async release(reservation: { keys: string[] }): Promise<void> {
-    for (const k of reservation.keys) await this.store.attempts.releaseAttempt(k);
+    await this.store.attempts.releaseAttempts(reservation.keys);
   }
 
   async clear(keys: AttemptKeys): Promise<void> {

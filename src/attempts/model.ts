@@ -3,10 +3,11 @@
 // "Throttles"). Each count has a key (what it counts: an address, an account from an address, a
 // recognised browser, ...) and a rule.
 //
-// An attempt is counted BEFORE the secret is checked, by one conditional statement that counts it
-// only if the rule allows another one now (store.ts, reserveAttempt). So of any number of
-// attempts made at once, no more than the rule allows are ever checked; the others are answered
-// "wait" unchecked. A success gives its attempt back (or clears the count).
+// An attempt is counted BEFORE the secret is checked, by one statement that counts it under each
+// of its keys only if that key's rule allows another one now (store.ts, reserveAttempts; gate.ts
+// gives back the others when one refuses). So of any number of attempts made at once, no more
+// than the rule allows are ever checked; the others are answered "wait" unchecked. A success
+// gives its attempt back (or clears the count).
 //
 // Two kinds of rule:
 // - `doubling`: `free` attempts, then each one waits after the last: 30 s, doubling, never more

@@ -2,17 +2,26 @@
 // so every process sees the same ones.
 import type { AttemptCount, AttemptRule } from './model.js';
 
+/** A count to reserve an attempt under: its key and the rule of its kind. */
+export interface AttemptKeyRule {
+  key: string;
+  rule: AttemptRule;
+}
+
 export interface AttemptStore {
   /**
-   * Counts one attempt under `key` if `rule` allows another at `now`, in one conditional
-   * statement: of attempts made at once, in any number of processes, no more are counted than
-   * the rule allows. The count with it, or undefined when it was not counted.
+   * Counts one attempt under each of `keys` (distinct) whose rule allows another at `now`, in one
+   * statement, each key by its own condition on its newest count: of attempts made at once, in
+   * any number of processes, no more are counted under a key than its rule allows. The counts
+   * of the keys counted, with this attempt; a key not counted is absent.
    */
-  reserveAttempt(key: string, rule: AttemptRule, now: Date): Promise<number | undefined>;
-  findAttempts(key: string): Promise<AttemptCount | undefined>;
-  /** Takes back one attempt counted under `key` (it succeeded): the count, and its time as it was before. */
-  releaseAttempt(key: string): Promise<void>;
-  clearAttempts(keys: string[]): Promise<void>;
+  reserveAttempts(keys: readonly AttemptKeyRule[], now: Date): Promise<Map<string, number>>;
+  /** The counts under these keys, in one statement; a key without one is absent. */
+  findAttempts(keys: readonly string[]): Promise<Map<string, AttemptCount>>;
+  /** Takes back one attempt counted under each key (it succeeded, or another key refused it):
+   *  the count, and its time as it was before. */
+  releaseAttempts(keys: readonly string[]): Promise<void>;
+  clearAttempts(keys: readonly string[]): Promise<void>;
   /** Deletes counts whose last attempt is before `before` (they no longer count); how many. */
   deleteStaleAttempts(before: Date): Promise<number>;
 }

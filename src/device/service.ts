@@ -138,9 +138,16 @@ export class DeviceService {
     return a && a.status === 'pending' && a.expiresAt > this.clock.now() ? a : undefined;
   }
 
-  /** The signed-in person approves or denies; only the account the CLI named may (403 else). */
-  async decide(userCode: string, user: { id: string; email: string }, approve: boolean): Promise<{ kind: 'done' } | Refusal> {
-    const a = await this.pending(userCode);
+  /** The signed-in person approves or denies; only the account the CLI named may (403 else).
+   *  `found`: the code's authorization as the caller just found it pending (enter), not read
+   *  again; the decision is written only if it is still pending. */
+  async decide(
+    userCode: string,
+    user: { id: string; email: string },
+    approve: boolean,
+    found?: DeviceAuthorization,
+  ): Promise<{ kind: 'done' } | Refusal> {
+    const a = found?.userCode === userCode ? found : await this.pending(userCode);
     if (!a) return refusal(400, CODE_GONE);
     if (!isForAccount(a, user.email)) return wrongAccount(user.email);
     const decided = await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now());

@@ -450,7 +450,7 @@ export class SignInService {
       const now = this.clock.now();
       if (await this.store.signIn.isRecognisedBrowser(hash, user?.id ?? NO_USER, now)) {
         const key: [AttemptKind, string] = ['browser', `${hash.toString('hex')}|${user!.id}`];
-        const own = await this.store.attempts.findAttempts(attemptKey(...key));
+        const own = (await this.store.attempts.findAttempts([attemptKey(...key)])).get(attemptKey(...key));
         if (!own || isStale(ATTEMPT_RULES.browser, own, now) || own.attempts < BROWSER_CEILING) return [key];
       }
     }
@@ -493,10 +493,18 @@ export class SignInService {
 
   /** Words for the owner about failed attempts on their account from other addresses, if any. */
   private async failuresElsewhere(account: string, prefix: string): Promise<string | undefined> {
-    const count = async (kind: AttemptKind, value: string) => (await this.store.attempts.findAttempts(attemptKey(kind, value)))?.attempts ?? 0;
+    const keys = {
+      passwords: attemptKey('accountAll', account),
+      ownPasswords: attemptKey('account', `${account}|${prefix}`),
+      codes: attemptKey('secondFactor', account),
+      ownCodes: attemptKey('code', `${account}|${prefix}`),
+    };
+    // the four counts in one read
+    const found = await this.store.attempts.findAttempts(Object.values(keys));
+    const count = (key: string) => found.get(key)?.attempts ?? 0;
     // the account-wide counts less this address's own (the owner's typing), like from like
-    const passwords = Math.max(0, (await count('accountAll', account)) - (await count('account', `${account}|${prefix}`)));
-    const codes = Math.max(0, (await count('secondFactor', account)) - (await count('code', `${account}|${prefix}`)));
+    const passwords = Math.max(0, count(keys.passwords) - count(keys.ownPasswords));
+    const codes = Math.max(0, count(keys.codes) - count(keys.ownCodes));
     const parts: string[] = [];
     if (passwords > 0) parts.push(`Recently ${times(passwords, 'wrong password')} tried for your account from other places.`);
     if (codes > 0) {

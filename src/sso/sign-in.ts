@@ -172,9 +172,10 @@ export class SsoSignInService {
   /** The rest of the ACS, on a response whose signature verified (see acs). */
   private async accept(connection: SsoConnection, samlResponse: string, signed: SignedResponse, now: Date): Promise<string> {
     const sp = spParameters(this.settings.baseUrl, connection.id);
+    const sso = readingRequestsOnce(this.store.sso);
     let profile: Profile | null;
     try {
-      ({ profile } = await this.sp(connection).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      ({ profile } = await this.sp(connection, undefined, sso).validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (err) {
       throw rejected(`node-saml: ${(err as Error).message}`);
     }
@@ -188,7 +189,8 @@ export class SsoSignInService {
         clockSkewMs: CLOCK_SKEW_MS,
       }),
     );
-    const request = await this.store.sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
+    // read once: node-saml read it already (see readingRequestsOnce)
+    const request = await sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
     if (!request) throw rejected('the request it answers is not open');
     const nameId = accepted.nameId;
 
@@ -284,13 +286,13 @@ export class SsoSignInService {
     return isCanonicalUuid(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
   }
 
-  private sp(connection: SsoConnection, requestId?: string) {
+  private sp(connection: SsoConnection, requestId?: string, sso: SsoStore = this.store.sso) {
     const now = this.clock.now();
     return serviceProvider(
       connection,
       spParameters(this.settings.baseUrl, connection.id),
       usableCertificates(connection, now).map((c) => c.pem),
-      this.store.sso,
+      sso,
       () => this.clock.now(),
       requestId,
     );
@@ -358,6 +360,29 @@ export class SsoSignInService {
     await tx.audit.insertEvent(systemEvent(connection, now, 'user.created', id, { email, roles: [ROLE_IDS.Analyst], via: 'sso' }));
     return id;
   }
+}
+
+/**
+ * The SSO store as one ACS reads it: each open request it asks for is read once. node-saml asks
+ * for the request a response answers twice (its cache provider, saml-sp.ts: for the Response's
+ * InResponseTo, then for the SubjectConfirmationData's), and the service once more, from signed
+ * content; a request answered meanwhile is still caught by completeSamlRequest, which marks it
+ * answered only if it was open.
+ */
+function readingRequestsOnce(sso: SsoStore): SsoStore {
+  const read = new Map<string, ReturnType<SsoStore['findOpenSamlRequest']>>();
+  return {
+    ...sso,
+    findOpenSamlRequest(connectionId, id, now) {
+      const key = JSON.stringify([connectionId, id]);
+      let found = read.get(key);
+      if (!found) {
+        found = sso.findOpenSamlRequest(connectionId, id, now);
+        read.set(key, found);
+      }
+      return found;
+    },
+  };
 }
 
 /** Runs a check of assertion-checks.ts, its refusal turned into the page's. */

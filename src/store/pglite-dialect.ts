@@ -33,7 +33,8 @@ class PGliteConnection implements DatabaseConnection {
     const result = await this.pg.query<R>(query.sql, query.parameters as unknown[], { rowMode: 'object' });
     return {
       rows: result.rows,
-      ...(result.affectedRows !== undefined && /^\s*(insert|update|delete|merge)/i.test(query.sql)
+      // what the pg driver reports too (a WITH … DELETE's command is DELETE; a WITH … SELECT's 0 is ignored)
+      ...(result.affectedRows !== undefined && /^\s*(with|insert|update|delete|merge)\b/i.test(query.sql)
         ? { numAffectedRows: BigInt(result.affectedRows) }
         : {}),
     };

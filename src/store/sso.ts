@@ -1,5 +1,5 @@
 // SsoStore on Kysely (both engines).
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SsoCertificate, SsoConnection } from '../sso/model.js';
 import type { SsoStore } from '../sso/store.js';
 import { rethrowUnique } from './errors.js';
@@ -21,18 +21,25 @@ const connectionColumns = [
   'updated_at',
 ] as const;
 
-type ConnectionRow = Selectable<Database['sso_connections']>;
+/** a certificate as selectConnections aggregates it */
+interface CertificateJson {
+  id: string;
+  name: string | null;
+  pem: string;
+  fingerprint_sha256: string;
+  issuer: string;
+  subject: string;
+  from_metadata: boolean;
+  not_before_ms: number;
+  expires_at_ms: number;
+  created_at_ms: number;
+}
+
+type ConnectionRow = Selectable<Database['sso_connections']> & { domains: string[]; testers: string[]; certificates: CertificateJson[] };
 
 export function ssoStore(db: Kysely<Database>): SsoStore {
-  /** the connections of these rows, each with its domains, testers and certificates (3 queries) */
-  async function complete(rows: ConnectionRow[]): Promise<SsoConnection[]> {
-    if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    const [domains, testers, certificates] = await Promise.all([
-      db.selectFrom('sso_connection_domains').select(['connection_id', 'domain']).where('connection_id', 'in', ids).orderBy('domain').execute(),
-      db.selectFrom('sso_connection_testers').select(['connection_id', 'email']).where('connection_id', 'in', ids).orderBy('email').execute(),
-      db.selectFrom('sso_certificates').selectAll().where('connection_id', 'in', ids).orderBy('created_at', 'desc').orderBy('id').execute(),
-    ]);
+  /** the connections of these rows (selectConnections: each with its domains, testers and certificates) */
+  function complete(rows: ConnectionRow[]): SsoConnection[] {
     return rows.map((r) => ({
       id: r.id,
       tenantId: String(r.tenant_id),
@@ -47,36 +54,58 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
       createdBy: r.created_by,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
-      domains: domains.filter((d) => d.connection_id === r.id).map((d) => d.domain),
-      testers: testers.filter((t) => t.connection_id === r.id).map((t) => t.email),
-      certificates: certificates
-        .filter((c) => c.connection_id === r.id)
-        .map(
-          (c): SsoCertificate => ({
-            id: c.id,
-            connectionId: c.connection_id,
-            name: c.name,
-            pem: c.pem,
-            fingerprintSha256: c.fingerprint_sha256,
-            issuer: c.issuer,
-            subject: c.subject,
-            notBefore: c.not_before as Date,
-            expiresAt: c.expires_at as Date,
-            fromMetadata: c.from_metadata,
-            createdAt: c.created_at as Date,
-          }),
-        ),
+      domains: r.domains,
+      testers: r.testers,
+      certificates: r.certificates.map(
+        (c): SsoCertificate => ({
+          id: c.id,
+          connectionId: r.id,
+          name: c.name,
+          pem: c.pem,
+          fingerprintSha256: c.fingerprint_sha256,
+          issuer: c.issuer,
+          subject: c.subject,
+          notBefore: new Date(c.not_before_ms),
+          expiresAt: new Date(c.expires_at_ms),
+          fromMetadata: c.from_metadata,
+          createdAt: new Date(c.created_at_ms),
+        }),
+      ),
     }));
   }
 
-  const selectConnections = () => db.selectFrom('sso_connections').select(connectionColumns);
+  /** A connection's domains or testers, ordered, as a JSON array (a column of selectConnections). */
+  const listOf = (table: 'sso_connection_domains' | 'sso_connection_testers', column: 'domain' | 'email') => {
+    const value = sql.ref(`x.${column}`);
+    return sql<string[]>`(select coalesce(json_agg(${value} order by ${value}), '[]')
+      from ${sql.table(table)} x where x.connection_id = sso_connections.id)`;
+  };
+
+  /** Connections with their domains, testers and certificates, in one statement (it was one for
+   *  the connections and one for each of the three). JSON carries no dates: times come as
+   *  milliseconds since the epoch. */
+  const selectConnections = () =>
+    db
+      .selectFrom('sso_connections')
+      .select(connectionColumns)
+      .select([
+        listOf('sso_connection_domains', 'domain').as('domains'),
+        listOf('sso_connection_testers', 'email').as('testers'),
+        sql<CertificateJson[]>`(select coalesce(json_agg(json_build_object(
+            'id', c.id, 'name', c.name, 'pem', c.pem, 'fingerprint_sha256', c.fingerprint_sha256,
+            'issuer', c.issuer, 'subject', c.subject, 'from_metadata', c.from_metadata,
+            'not_before_ms', extract(epoch from c.not_before) * 1000,
+            'expires_at_ms', extract(epoch from c.expires_at) * 1000,
+            'created_at_ms', extract(epoch from c.created_at) * 1000
+          ) order by c.created_at desc, c.id), '[]') from sso_certificates c where c.connection_id = sso_connections.id)`.as('certificates'),
+      ]);
 
   return {
     async findConnection(id, forUpdate = false) {
       let q = selectConnections().where('id', '=', id);
       if (forUpdate) q = q.forUpdate();
       const row = await q.executeTakeFirst();
-      return row ? (await complete([row]))[0] : undefined;
+      return row ? complete([row])[0] : undefined;
     },
     async listConnections(tenantId) {
       const rows = await selectConnections().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
@@ -86,7 +115,7 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
       const row = await selectConnections()
         .where('id', '=', (eb) => eb.selectFrom('sso_connection_domains').select('connection_id').where('domain', '=', domain))
         .executeTakeFirst();
-      return row ? (await complete([row]))[0] : undefined;
+      return row ? complete([row])[0] : undefined;
     },
     async connectionsToRefresh(before, limit) {
       const rows = await selectConnections()

@@ -16,7 +16,7 @@ export function devicePages(kit: PageKit) {
   const approvePath = (code: string) => `/device/approve?user_code=${code}`;
 
   /** Signed in, or else the anonymous session the forms need. */
-  const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(req, reply));
+  const anySession = async (req: FastifyRequest, reply: FastifyReply) => (await kit.sessionOf(req)) ?? (await kit.anonymous(reply, undefined));
 
   /** The code form; after a wrong code it keeps what was typed, to correct rather than retype. */
   function entryForm(reply: FastifyReply, session: Session, refused?: Refusal, typed = '') {
@@ -120,7 +120,7 @@ export function devicePages(kit: PageKit) {
       const entry = await services.device.enter(code, req.ip);
       if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
       const approve = form.decision === 'approve';
-      const result = await services.device.decide(code, user, approve);
+      const result = await services.device.decide(code, user, approve, entry.authorization);
       if (result.kind === 'refused') return approvalRefused(reply, session, result);
       return send(
         reply,

@@ -19,8 +19,9 @@ export interface PageKit {
   /** Sends a page; one that loads scripts gets the CSP that allows this service's scripts. */
   send(reply: FastifyReply, status: number, title: string, body: Html, opts?: PageOptions): FastifyReply;
   sessionOf(req: FastifyRequest): Promise<Session | undefined>;
-  /** The anonymous session of a sign-in: the browser's own, or a new one (its cookie set). */
-  anonymous(req: FastifyRequest, reply: FastifyReply, returnTo?: string): Promise<Session>;
+  /** The anonymous session of a sign-in: the browser's own (`found`, its session as the
+   *  request's handler read it), or a new one (its cookie set). */
+  anonymous(reply: FastifyReply, found: Session | undefined, returnTo?: string): Promise<Session>;
   /** The session a form was posted in, if its CSRF token is the session's; else the 403 was sent. */
   formSession(req: FastifyRequest, reply: FastifyReply): Promise<Session | undefined>;
   /** Who makes a sign-in attempt: the address, and the browser's recognition cookie. */

@@ -89,8 +89,8 @@ export function pageScope(scope: FastifyInstance, deps: PageScopeDeps): PageKit 
     browserCookie,
     send,
     sessionOf,
-    async anonymous(req, reply, returnTo) {
-      const { session, issued } = await services.signIn.anonymous(await sessionOf(req), returnTo);
+    async anonymous(reply, found, returnTo) {
+      const { session, issued } = await services.signIn.anonymous(found, returnTo);
       if (issued) setSessionCookie(reply, cookie, issued.secret);
       return session;
     },

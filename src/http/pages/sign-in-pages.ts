@@ -180,7 +180,7 @@ ${
       const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
       // signed in already: where this link asks to go, never where an earlier sign-in was going
       if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
-      const session = await kit.anonymous(req, reply, returnTo);
+      const session = await kit.anonymous(reply, found, returnTo);
       const signedOut = (req.query as Record<string, unknown>).signed_out !== undefined;
       return showStep(reply, session, 200, undefined, signedOut ? 'You have signed out.' : undefined);
     },

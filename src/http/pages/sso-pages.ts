@@ -52,7 +52,7 @@ export function ssoPages(kit: PageKit) {
       const found = await kit.sessionOf(req);
       const returnTo = safeReturnPath((req.query as Record<string, unknown>).return_to);
       if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
-      const session = await kit.anonymous(req, reply, returnTo);
+      const session = await kit.anonymous(reply, found, returnTo);
       const next = await services.signIn.continueSso(session, id);
       if (next.kind === 'refused') return refused(reply, next);
       if (next.kind === 'idp') return reply.redirect(next.url, 303);
