@@ -10,10 +10,11 @@
 // The sign-in flow (signin/service.ts) decides when a browser goes to an IdP; this is the SAML
 // half it calls. Refusals are returned as values (errors.ts, Refusal), as every browser flow's
 // are; inside, an SsoRefusal is thrown, so that a refusal met in a transaction rolls it back.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
 import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
@@ -207,11 +208,11 @@ export class SsoSignInService {
       throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
     }
 
-    const ticket = randomBytes(32).toString('base64url');
+    const ticket = newOpaqueToken();
     await this.store.transaction(async (tx) => {
       if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
       const userId = await this.userFor(tx, connection, nameId, key, displayNameOf(profile), now);
-      if (!(await tx.sso.completeSamlRequest(request.id, userId, hashTicket(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
+      if (!(await tx.sso.completeSamlRequest(request.id, userId, digestOpaqueToken(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
         throw rejected('the request was answered already');
       }
     });
@@ -224,9 +225,9 @@ export class SsoSignInService {
   }
 
   private async signIn(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
-    if (typeof ticket !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
+    if (!isOpaqueToken(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
     const now = this.clock.now();
-    const done = await this.store.sso.takeCompletedSamlRequest(hashTicket(ticket), now);
+    const done = await this.store.sso.takeCompletedSamlRequest(digestOpaqueToken(ticket), now);
     if (!done) throw new SsoRefusal('This sign-in has expired or was already used. Start again.');
     if (!session || session.userId !== null || !Buffer.from(done.sessionIdHash).equals(Buffer.from(session.idHash))) {
       throw new SsoRefusal('This sign-in was started in another browser. Start again here.', 403);
@@ -386,10 +387,6 @@ function displayNameOf(profile: Record<string, unknown>): string {
     } catch {}
   }
   return '';
-}
-
-function hashTicket(ticket: string): Buffer {
-  return createHash('sha256').update(ticket).digest();
 }
 
 function systemEvent(connection: SsoConnection, at: Date, action: string, userId: string, details: Record<string, unknown>) {

@@ -9,6 +9,7 @@ import { ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
@@ -16,7 +17,7 @@ import { characterCount } from '../text.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
-import { generateSetupToken, hashSetupToken, setupUrl } from './setup-link.js';
+import { setupUrl } from './setup-link.js';
 import type { UserStore } from './store.js';
 
 export interface UserStores {
@@ -92,7 +93,7 @@ export class UserService {
   private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
     const { email, key } = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName);
-    const token = generateSetupToken();
+    const token = newOpaqueToken();
     const id = randomUUID();
     const user = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
@@ -105,7 +106,7 @@ export class UserService {
           emailNormalized: key,
           displayName,
           passwordHash: null,
-          setupTokenHash: hashSetupToken(token),
+          setupTokenHash: digestOpaqueToken(token),
           setupExpiresAt,
           createdAt: now,
           createdBy: actor.kind === 'system' ? null : actor.id,
@@ -265,9 +266,9 @@ export class UserService {
 
   private async applyReset(tx: UserStores, actor: Actor, user: User): Promise<UserWithSetupLink> {
     const now = this.clock.now();
-    const token = generateSetupToken();
+    const token = newOpaqueToken();
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-    await tx.users.resetSignIn(user.id, hashSetupToken(token), setupExpiresAt, now, actor.id);
+    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, actor.id);
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
     return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
   }
