@@ -2,6 +2,7 @@
 // device code and a user code; the person confirms the user code in a browser, signs in as the
 // account the CLI named, and approves; the CLI, polling, receives that person's token once.
 import { randomInt } from 'node:crypto';
+import { type Refusal, refusal } from '../errors.js';
 import { emailKey } from '../users/model.js';
 
 /** RFC 8628 section 6.1: 20 consonants (no vowels: no words), upper case, shown XXXX-XXXX. */
@@ -48,6 +49,14 @@ export type PollResult =
 /** Whether an authorization may be decided by this account: the one the CLI named, only. */
 export function isForAccount(a: Pick<DeviceAuthorization, 'loginHint'>, email: string): boolean {
   return emailKey(email) === a.loginHint;
+}
+
+/** A signed-in person who is not the account the CLI named (403). */
+export function wrongAccount(email: string): Refusal {
+  return refusal(
+    403,
+    `Your command line asked to sign in as a different account than ${email}. Sign out, then open the link again and sign in as the account you named at the command line.`,
+  );
 }
 
 export function newUserCode(): string {

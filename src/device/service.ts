@@ -18,6 +18,7 @@ import {
   newUserCode,
   POLL_INTERVAL_SECONDS,
   SLOW_DOWN_SECONDS,
+  wrongAccount,
 } from './model.js';
 import type { DeviceStore } from './store.js';
 
@@ -147,12 +148,4 @@ export class DeviceService {
     const decided = await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now());
     return decided ? { kind: 'done' } : refusal(400, CODE_GONE);
   }
-}
-
-/** A signed-in person who is not the account the CLI named (403). */
-export function wrongAccount(email: string): Refusal {
-  return refusal(
-    403,
-    `Your command line asked to sign in as a different account than ${email}. Sign out, then open the link again and sign in as the account you named at the command line.`,
-  );
 }

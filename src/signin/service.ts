@@ -32,7 +32,7 @@ import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
 import { RECOGNISED_DAYS } from './recognised-browser.js';
-import { TOTP_CONTEXT } from './reseal.js';
+import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SignInRecord, SignInStore } from './store.js';
 
 export interface SignInStores extends AttemptStores {
@@ -98,7 +98,6 @@ export type SetupOpening =
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
 const WRONG_RECOVERY_CODE = 'That recovery code is not right, or it was already used. Each recovery code works once; try another one.';
-const ENROL_CONTEXT = 'session.totp-enrolment';
 /** looked up in place of an account that does not exist, so that it costs the same reads */
 const NO_USER = '00000000-0000-0000-0000-000000000000';
 

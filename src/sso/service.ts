@@ -26,6 +26,8 @@ import {
   type SsoCertificate,
   type SsoConnection,
   type SsoConnectionStatus,
+  type SpParameters,
+  spParameters,
 } from './model.js';
 import { checkSignInEndpoint } from './endpoint.js';
 import type { SsoConnectionPatch, SsoStore } from './store.js';
@@ -336,7 +338,7 @@ export class SsoService {
   }
 
   /** This service's SAML values for a connection. */
-  parameters(connection: Pick<SsoConnection, 'id'>): { postBackURL: string; entityID: string; metadataURL: string; callbackURL: string } {
+  parameters(connection: Pick<SsoConnection, 'id'>): SpParameters {
     return spParameters(this.settings.baseUrl, connection.id);
   }
 
@@ -370,12 +372,6 @@ export class SsoService {
     if (!connection || connection.tenantId !== caller.tenant.id) throw notFound('SSO connection');
     return connection;
   }
-}
-
-/** The SP values of a connection, all under the service's base URL. */
-export function spParameters(baseUrl: string, id: string) {
-  const root = `${baseUrl}/sso/saml/${id}`;
-  return { postBackURL: `${root}/acs`, entityID: root, metadataURL: `${root}/metadata`, callbackURL: `${root}/login` };
 }
 
 /**

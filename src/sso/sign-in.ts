@@ -31,9 +31,8 @@ import {
   screenSamlResponse,
   verifySignature,
 } from './assertion-checks.js';
-import { configured, domainOf, type SsoConnection, usableCertificates } from './model.js';
+import { configured, domainOf, spParameters, type SsoConnection, tooLargeMessage, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
-import { spParameters } from './service.js';
 import type { SsoStore } from './store.js';
 
 export interface SsoSignInStores {
@@ -73,11 +72,6 @@ async function refusing<T>(work: () => Promise<T>): Promise<T | Refusal> {
 /** A response refused for what it is: the person is told only that it could not be accepted. */
 const rejected = (reason: string) => new SsoRefusal(REJECTED, 400, reason);
 
-/** The words for a response larger than the service reads (MAX_SAML_RESPONSE_BASE64, or the
- *  ACS's request body limit): what the limit is, and what an administrator can do about it. */
-export function tooLargeMessage(limitKiB: number): string {
-  return `The identity provider's answer is larger than the ${limitKiB} KiB this service accepts. Ask your administrator to have the identity provider send fewer attributes (for example only the groups this service needs).`;
-}
 const tooLarge = (reason: string) => new SsoRefusal(tooLargeMessage(MAX_SAML_RESPONSE_BASE64 / 1024), 413, reason);
 
 const NOT_AVAILABLE = 'Single sign-on through this connection is not available. Ask your administrator, or sign in with your password.';
