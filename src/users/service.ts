@@ -14,6 +14,7 @@ import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../e
 import type { TenantStore } from '../tenants/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 import { characterCount } from '../text.js';
+import { checkPage } from '../paging.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
@@ -54,9 +55,6 @@ export interface UserQuery {
 
 /** Who does a change: a principal through the API, or an operator at the CLI. */
 type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cli' };
-
-export const DEFAULT_PER_PAGE = 50;
-export const MAX_PER_PAGE = 500;
 
 /** Who a caller is (`me`). */
 export interface Identity {
@@ -129,16 +127,11 @@ export class UserService {
   async list(caller: Caller, query: UserQuery): Promise<User[]> {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.read', now);
-    const page = query.page ?? 1;
-    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
-    if (!Number.isInteger(page) || page < 1) throw badInput('page must be 1 or more', { field: 'page' });
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
-      throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
-    }
+    const { offset, perPage } = checkPage(query);
     return await this.store.users.listUsers({
       tenantId: caller.tenant.id,
       ...(query.email != null ? { email: emailFilter(query.email) } : {}),
-      offset: (page - 1) * perPage,
+      offset,
       limit: perPage,
     });
   }
