@@ -10,16 +10,17 @@
 // The sign-in flow (signin/service.ts) decides when a browser goes to an IdP; this is the SAML
 // half it calls. Refusals are returned as values (errors.ts, Refusal), as every browser flow's
 // are; inside, an SsoRefusal is thrown, so that a refusal met in a transaction rolls it back.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { type Refusal, refusal } from '../errors.js';
+import { AppError, type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
 import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
+import { addUser } from '../users/creation.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
 import type { Profile } from '@node-saml/node-saml';
@@ -332,25 +333,27 @@ export class SsoSignInService {
       await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', existing.id, { nameId }));
       return existing.id;
     }
-    const id = randomUUID();
-    const { email } = checkEmail(nameId, 'NameID');
-    await tx.users.insertUser({
-      id,
-      tenantId: connection.tenantId,
-      email,
-      emailNormalized: key,
-      displayName,
-      passwordHash: null,
-      setupTokenHash: null,
-      setupExpiresAt: null,
-      createdAt: now,
-      createdBy: null,
-    });
-    await tx.users.insertRoleAssignments([
-      { id: randomUUID(), tenantId: connection.tenantId, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: id, createdAt: now },
-    ]);
+    let id: string;
+    try {
+      id = await addUser(tx, {
+        tenantId: connection.tenantId,
+        email: checkEmail(nameId, 'NameID'),
+        displayName,
+        passwordHash: null,
+        setup: null,
+        roleIds: [ROLE_IDS.Analyst],
+        createdAt: now,
+        actor: systemActor(connection),
+        event: { via: 'sso' },
+      });
+    } catch (err) {
+      // the address was taken since it was looked up (an account created meanwhile)
+      if (err instanceof AppError && err.code === 'CONFLICT') {
+        throw new SsoRefusal('An account with this address was created while you were signing in. Start the sign-in again.');
+      }
+      throw err;
+    }
     await tx.sso.insertIdentity(connection.id, nameId, id, now);
-    await tx.audit.insertEvent(systemEvent(connection, now, 'user.created', id, { email, roles: [ROLE_IDS.Analyst], via: 'sso' }));
     return id;
   }
 }
@@ -383,11 +386,16 @@ function displayNameOf(profile: Record<string, unknown>): string {
   return '';
 }
 
+/** what the service does on a connection's word: the actor of its events */
+function systemActor(connection: SsoConnection) {
+  return { kind: 'system' as const, id: `sso:${connection.id}` };
+}
+
 function systemEvent(connection: SsoConnection, at: Date, action: string, userId: string, details: Record<string, unknown>) {
   return {
     occurredAt: at,
     tenantId: connection.tenantId,
-    actor: { kind: 'system' as const, id: `sso:${connection.id}` },
+    actor: systemActor(connection),
     action,
     target: { kind: 'user', id: userId },
     details,

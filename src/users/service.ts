@@ -10,13 +10,14 @@ import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
+import { badInput, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 import { characterCount } from '../text.js';
 import { checkPage } from '../paging.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
+import { addUser } from './creation.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
 import { setupUrl } from './setup-link.js';
 import type { UserStore } from './store.js';
@@ -92,31 +93,19 @@ export class UserService {
     const { email, key } = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName);
     const token = newOpaqueToken();
-    const id = randomUUID();
     const user = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
-      const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-      try {
-        await tx.users.insertUser({
-          id,
-          tenantId,
-          email,
-          emailNormalized: key,
-          displayName,
-          passwordHash: null,
-          setupTokenHash: digestOpaqueToken(token),
-          setupExpiresAt,
-          createdAt: now,
-          createdBy: actor.kind === 'system' ? null : actor.id,
-        });
-      } catch (err) {
-        if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict('A user with this e-mail address exists');
-        throw err;
-      }
-      await tx.users.insertRoleAssignments(
-        roleIds.map((roleId) => ({ id: randomUUID(), tenantId, roleId, expiresAt: null, principalId: id, createdAt: now })),
-      );
-      await tx.audit.insertEvent(event(actor, now, tenantId, 'user.created', id, { email, roles: roleIds }));
+      const id = await addUser(tx, {
+        tenantId,
+        email: { email, key },
+        displayName,
+        passwordHash: null,
+        setup: { tokenHash: digestOpaqueToken(token), expiresAt: new Date(now.getTime() + this.settings.setupTtlSeconds * 1000) },
+        roleIds,
+        createdAt: now,
+        actor: { kind: actor.kind, id: actor.id },
+        event: {},
+      });
       return tx.users.findUser(id);
     });
     if (!user?.setupExpiresAt) throw new Error('created user not found');
