@@ -275,9 +275,10 @@ export class SsoSignInService {
   }
 
   /** The connection with this id from a URL: anything but a UUID as this service writes them is
-   *  no connection (never handed to the database, whose uuid type would call it an error). */
+   *  no connection (never handed to the database, whose uuid type would call it an error). The
+   *  URL names no tenant: the connection's own is judged (usable). */
   private async find(connectionId: string): Promise<SsoConnection | undefined> {
-    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
+    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnectionForSignIn(connectionId) : undefined;
   }
 
   private sp(connection: SsoConnection, requestId?: string) {
