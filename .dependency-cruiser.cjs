@@ -7,7 +7,7 @@
 //
 // Capabilities: access, attempts, audit, bootstrap, credentials, device, keys, labels, maintenance, oauth,
 // sessions, signin, sso, subscriptions, tenants, users, observability. Bottom: config (config.ts and the table of settings in
-// config/), errors, clock, ids, text, time, logger, version, transaction, crypto. Type-only
+// config/), errors, clock, ids, paging, text, time, logger, version, transaction, crypto. Type-only
 // imports count: a type that points up is a dependency that points up.
 //
 // HTTP is http/'s (and app.ts's): no capability, nor the bottom, nor services.ts imports Fastify.
@@ -16,13 +16,13 @@
 // an interface (in its own files or the other's model.ts) and services.ts hands it the service.
 const CAPABILITIES = '(access|attempts|audit|bootstrap|credentials|device|keys|labels|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
 // (used as `^src/(${BOTTOM})`: alternatives relative to src/)
-const BOTTOM = '(config|errors|clock|ids|text|time|logger|version|transaction)\\.ts$|config/|crypto/';
+const BOTTOM = '(config|errors|clock|ids|paging|text|time|logger|version|transaction)\\.ts$|config/|crypto/';
 
 module.exports = {
   forbidden: [
     {
       name: 'bottom-imports-only-bottom',
-      comment: 'config, errors, clock, ids, text, time, logger, version, transaction and crypto depend on nothing of the application above them',
+      comment: 'config, errors, clock, ids, paging, text, time, logger, version, transaction and crypto depend on nothing of the application above them',
       severity: 'error',
       from: { path: `^src/(${BOTTOM})` },
       to: { path: '^src/', pathNot: `^src/(${BOTTOM})` },

@@ -15,9 +15,10 @@ import { createServices, type Services } from './services.js';
 import type { Db } from './store/db.js';
 import { createStore, type Store } from './store/index.js';
 import { migrateToLatest } from './store/migrate.js';
+import { job, scheduleJobs } from './maintenance/jobs.js';
 import { purgeExpired } from './maintenance/purge.js';
 import { resealTotpSecrets } from './signin/reseal.js';
-import { disableExpiredTenants, scheduleExpiry } from './tenants/expiry.js';
+import { disableExpiredTenants } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
 
 /** how often expired sessions, device codes and failure counts are deleted */
@@ -82,44 +83,34 @@ export async function createService(opts: {
   const flushMs = opts.flushIntervalMs === undefined ? config.lastUsedFlushSeconds * 1000 : opts.flushIntervalMs;
   if (flushMs !== null) lastUsed.start(flushMs);
   const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
-  const stopExpiry =
-    expiryMs === null
-      ? () => Promise.resolve()
-      : scheduleExpiry(
-          async () => {
-            const disabled = await disableExpiredTenants(store, clock, config.expiryGraceDays);
-            if (disabled.length) logger.info({ tenants: disabled }, 'disabled expired tenants');
-          },
-          expiryMs,
-          (err) => logger.error({ err }, 'tenant expiry job failed'),
-        );
-
   const purgeMs = opts.purgeIntervalMs === undefined ? PURGE_INTERVAL_MS : opts.purgeIntervalMs;
-  const stopPurge =
-    purgeMs === null
-      ? () => Promise.resolve()
-      : scheduleExpiry(
-          async () => {
-            const purged = await purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds });
-            if (Object.values(purged).some((n) => n > 0)) logger.debug({ purged }, 'purged expired rows');
-          },
-          purgeMs,
-          (err) => logger.error({ err }, 'purge of expired rows failed'),
-        );
-
-  // IdP metadata read again, every connection configured by URL once per GATEHOUSE_SSO_METADATA_REFRESH_HOURS
-  // (checked at the purge's pace; several processes may run it: each refresh is one transaction)
-  const stopRefresh =
-    purgeMs === null
-      ? () => Promise.resolve()
-      : scheduleExpiry(
-          async () => {
-            const done = await services.sso.refreshDue();
-            if (done.refreshed + done.failed > 0) logger.info(done, 'refreshed SSO metadata');
-          },
-          purgeMs,
-          (err) => logger.error({ err }, 'SSO metadata refresh failed'),
-        );
+  // the background jobs (maintenance/jobs.ts): each at its interval, null when not scheduled
+  const stopJobs = scheduleJobs(
+    [
+      job({
+        name: 'tenant expiry',
+        everyMs: expiryMs,
+        run: () => disableExpiredTenants(store, clock, config.expiryGraceDays),
+        logged: (disabled) => (disabled.length > 0 ? ['info', { tenants: disabled }, 'disabled expired tenants'] : undefined),
+      }),
+      job({
+        name: 'purge of expired rows',
+        everyMs: purgeMs,
+        run: () => purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds }),
+        logged: (purged) => (Object.values(purged).some((n) => n > 0) ? ['debug', { purged }, 'purged expired rows'] : undefined),
+      }),
+      // IdP metadata read again, every connection configured by URL once per
+      // GATEHOUSE_SSO_METADATA_REFRESH_HOURS, checked at the purge's pace (several processes may
+      // run it: each refresh is one transaction)
+      job({
+        name: 'SSO metadata refresh',
+        everyMs: purgeMs,
+        run: () => services.sso.refreshDue(),
+        logged: (done) => (done.refreshed + done.failed > 0 ? ['info', { ...done }, 'refreshed SSO metadata'] : undefined),
+      }),
+    ],
+    logger,
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -134,9 +125,7 @@ export async function createService(opts: {
       (closing ??= (async () => {
         await app.close();
         await metricsApp?.close();
-        await stopExpiry();
-        await stopPurge();
-        await stopRefresh();
+        await stopJobs();
         await lastUsed.stop();
         await db.close();
       })()),

@@ -16,6 +16,7 @@ import type { TenantStore } from '../tenants/store.js';
 import type { UserStore } from '../users/store.js';
 import { nameKey } from '../text.js';
 import { ENVIRONMENTS, normalizeTenantName } from '../tenants/model.js';
+import { addUser } from '../users/creation.js';
 import { emailKey } from '../users/model.js';
 import { hashPassword } from '../users/password.js';
 
@@ -28,6 +29,7 @@ export interface BootstrapStores {
 }
 
 export const BOOTSTRAP_CLIENT_NAME = 'bootstrap-admin';
+const BOOTSTRAP_ACTOR = { kind: 'system', id: 'bootstrap' } as const;
 export const DEFAULT_ADMIN_EMAIL = 'admin@gatehouse.local';
 
 export interface BootstrapResult {
@@ -86,26 +88,22 @@ export async function bootstrap(
       { id: randomUUID(), tenantId: ROOT_TENANT_ID, roleId: ROLE_IDS.Administrator, expiresAt: null, principalId: clientUuid, createdAt: now },
     ]);
 
-    const userId = randomUUID();
-    await tx.users.insertUser({
-      id: userId,
+    await addUser(tx, {
       tenantId: ROOT_TENANT_ID,
-      email: adminEmail,
-      emailNormalized: emailKey(adminEmail),
+      email: { email: adminEmail, key: emailKey(adminEmail) },
       displayName: 'Administrator',
       passwordHash,
-      setupTokenHash: null,
-      setupExpiresAt: null,
+      setup: null,
+      roleIds: [ROLE_IDS.Administrator],
       createdAt: now,
-      createdBy: null,
+      actor: BOOTSTRAP_ACTOR,
+      // the event below records the first user with the rest of first start
+      event: null,
     });
-    await tx.users.insertRoleAssignments([
-      { id: randomUUID(), tenantId: ROOT_TENANT_ID, roleId: ROLE_IDS.Administrator, expiresAt: null, principalId: userId, createdAt: now },
-    ]);
     await tx.audit.insertEvent({
       occurredAt: now,
       tenantId: ROOT_TENANT_ID,
-      actor: { kind: 'system', id: 'bootstrap' },
+      actor: BOOTSTRAP_ACTOR,
       action: 'service.bootstrapped',
       target: { kind: 'tenant', id: ROOT_TENANT_ID },
       details: { client_id: clientId, admin_email: adminEmail },

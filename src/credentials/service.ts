@@ -9,6 +9,7 @@ import { heldRoleNames } from '../access/scope.js';
 import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited } from '../errors.js';
+import { checkPage } from '../paging.js';
 import type { Transactional } from '../transaction.js';
 import { searchKey } from '../text.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
@@ -59,8 +60,6 @@ export interface CredentialSettings {
   createLimitPerHour: number;
 }
 
-export const DEFAULT_PER_PAGE = 50;
-export const MAX_PER_PAGE = 500;
 const MAX_LIST = 1000;
 const HOUR_MS = 3600_000;
 
@@ -145,12 +144,7 @@ export class CredentialService {
 
   async listClients(caller: Caller, query: ClientQuery): Promise<Client[]> {
     const now = this.clock.now();
-    const page = query.page ?? 1;
-    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
-    if (!Number.isInteger(page) || page < 1) throw badInput('page must be 1 or more', { field: 'page' });
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
-      throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
-    }
+    const { offset, perPage } = checkPage(query);
     for (const [field, list] of [
       ['tenantIDs', query.tenantIDs],
       ['clientIDs', query.clientIDs],
@@ -184,7 +178,7 @@ export class CredentialService {
       // a null entry matches no client (as NULL in an SQL IN list matches no row)
       ...(query.clientIDs != null ? { clientIds: query.clientIDs.filter((id) => id !== null) } : {}),
       ...(roleIds != null ? { roleIds } : {}),
-      offset: (page - 1) * perPage,
+      offset,
       limit: perPage,
     });
     return clients.map((c) => asOf(c, now));

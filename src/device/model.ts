@@ -1,7 +1,8 @@
 // Device authorization (RFC 8628; docs/users.md, "Device login"): a CLI or a notebook asks for a
 // device code and a user code; the person confirms the user code in a browser, signs in as the
 // account the CLI named, and approves; the CLI, polling, receives that person's token once.
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { type Refusal, refusal } from '../errors.js';
 import { emailKey } from '../users/model.js';
 
 /** RFC 8628 section 6.1: 20 consonants (no vowels: no words), upper case, shown XXXX-XXXX. */
@@ -50,6 +51,14 @@ export function isForAccount(a: Pick<DeviceAuthorization, 'loginHint'>, email: s
   return emailKey(email) === a.loginHint;
 }
 
+/** A signed-in person who is not the account the CLI named (403). */
+export function wrongAccount(email: string): Refusal {
+  return refusal(
+    403,
+    `Your command line asked to sign in as a different account than ${email}. Sign out, then open the link again and sign in as the account you named at the command line.`,
+  );
+}
+
 export function newUserCode(): string {
   let code = '';
   for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
@@ -65,13 +74,4 @@ export function displayUserCode(code: string): string {
 export function canonicalUserCode(input: string): string | undefined {
   const code = input.toUpperCase().replace(/[\s-]/g, '');
   return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
-}
-
-/** 256 random bits: what the CLI polls with. */
-export function newDeviceCode(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-export function hashDeviceCode(code: string): Buffer {
-  return createHash('sha256').update(code, 'utf8').digest();
 }

@@ -5,6 +5,7 @@ import type { PrincipalStore } from '../access/store.js';
 import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { DuplicateKeyError, type Refusal, refusal } from '../errors.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
@@ -13,12 +14,11 @@ import {
   DEVICE_CODE_SECONDS,
   type DeviceAuthorization,
   type PollResult,
-  hashDeviceCode,
   isForAccount,
-  newDeviceCode,
   newUserCode,
   POLL_INTERVAL_SECONDS,
   SLOW_DOWN_SECONDS,
+  wrongAccount,
 } from './model.js';
 import type { DeviceStore } from './store.js';
 
@@ -64,12 +64,12 @@ export class DeviceService {
     if (reservation.kind === 'wait') return { kind: 'wait', seconds: reservation.seconds };
     const hint = emailKey(loginHint);
     for (let attempt = 0; ; attempt++) {
-      const deviceCode = newDeviceCode();
+      const deviceCode = newOpaqueToken();
       const userCode = newUserCode();
       const now = this.clock.now();
       try {
         await this.store.device.insertDeviceAuthorization({
-          deviceCodeHash: hashDeviceCode(deviceCode),
+          deviceCodeHash: digestOpaqueToken(deviceCode),
           userCode,
           clientId,
           loginHint: hint,
@@ -91,8 +91,10 @@ export class DeviceService {
 
   /** One poll of the CLI. Polls of one code are serialized; too fast a poll slows the CLI down. */
   async poll(deviceCode: string, clientId: string): Promise<PollResult> {
+    // anything but a token's shape names no code: not looked up
+    if (!isOpaqueToken(deviceCode)) return { kind: 'invalid' };
     return await this.store.transaction(async (tx) => {
-      const hash = hashDeviceCode(deviceCode);
+      const hash = digestOpaqueToken(deviceCode);
       const a = await tx.device.lockByDeviceCode(hash);
       if (!a || a.clientId !== clientId || a.status === 'issued') return { kind: 'invalid' };
       const now = this.clock.now();
@@ -153,12 +155,4 @@ export class DeviceService {
     const decided = await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now());
     return decided ? { kind: 'done' } : refusal(400, CODE_GONE);
   }
-}
-
-/** A signed-in person who is not the account the CLI named (403). */
-export function wrongAccount(email: string): Refusal {
-  return refusal(
-    403,
-    `Your command line asked to sign in as a different account than ${email}. Sign out, then open the link again and sign in as the account you named at the command line.`,
-  );
 }

@@ -2,7 +2,7 @@
 // carries the sign-in flow's state and the CSRF token of its forms); signed in once every factor
 // has passed, under a new id. Valid while it is used (idle time-out), up to an absolute limit, and
 // only while its user is active and was not cut off (disabled, reset) after it signed in.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 /** Where a sign-in stands: which factor is asked next, for whom. */
 export type SignInStep =
@@ -75,17 +75,6 @@ export interface SessionTimeouts {
   idleSeconds: number;
   /** ends any session this long after it began (sign-in starts a new one) */
   absoluteSeconds: number;
-}
-
-/** 256 random bits, as the cookie carries them. */
-export function newSessionSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-export const SESSION_SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-
-export function hashSessionSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
 }
 
 /** Whether a form's CSRF token is the session's (constant time). */

@@ -1,18 +1,9 @@
 // Session use cases: start an anonymous session for a sign-in, find the session a cookie names
 // (ending it if it no longer holds), sign in under a new id (no session fixation), sign out.
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { Transactional } from '../transaction.js';
-import {
-  hashSessionSecret,
-  type IssuedSession,
-  newSessionSecret,
-  SESSION_SECRET_PATTERN,
-  type Session,
-  type SessionLifecycle,
-  type SessionState,
-  type SessionTimeouts,
-} from './model.js';
+import type { IssuedSession, Session, SessionLifecycle, SessionState, SessionTimeouts } from './model.js';
 import type { SessionStore, SessionWithUser } from './store.js';
 
 export interface SessionStores {
@@ -34,7 +25,7 @@ export class SessionService implements SessionLifecycle {
   /** A new anonymous session, for the forms of a sign-in. */
   async start(state: SessionState = {}): Promise<IssuedSession> {
     const now = this.clock.now();
-    const secret = newSessionSecret();
+    const secret = newOpaqueToken();
     const session = this.newRow(secret, now, null, state, Math.min(ANONYMOUS_SECONDS, this.timeouts.absoluteSeconds));
     await this.store.sessions.insertSession(session);
     return { secret, session };
@@ -42,8 +33,8 @@ export class SessionService implements SessionLifecycle {
 
   /** The live session a cookie names; a session that no longer holds is deleted and not returned. */
   async find(secret: string | undefined): Promise<Session | undefined> {
-    if (secret === undefined || !SESSION_SECRET_PATTERN.test(secret)) return undefined;
-    const idHash = hashSessionSecret(secret);
+    if (!isOpaqueToken(secret)) return undefined;
+    const idHash = digestOpaqueToken(secret);
     const found = await this.store.sessions.findSession(idHash);
     if (!found) return undefined;
     const now = this.clock.now();
@@ -77,7 +68,7 @@ export class SessionService implements SessionLifecycle {
    * request rotated or ended it first).
    */
   async rotate(previous: Session, state: SessionState): Promise<IssuedSession | undefined> {
-    const secret = newSessionSecret();
+    const secret = newOpaqueToken();
     return await this.store.transaction(async (tx) => {
       if (!(await tx.sessions.deleteSession(previous.idHash))) return undefined;
       const now = this.clock.now();
@@ -91,7 +82,7 @@ export class SessionService implements SessionLifecycle {
   /** Every factor passed: the anonymous session ends and a new one, under a new id, begins,
    *  carrying where to go and a notice for the first page, if any. */
   async signIn(previous: Session | undefined, userId: string, returnTo?: string, notice?: string): Promise<IssuedSession> {
-    const secret = newSessionSecret();
+    const secret = newOpaqueToken();
     return await this.store.transaction(async (tx) => {
       const now = this.clock.now();
       if (previous) await tx.sessions.deleteSession(previous.idHash);
@@ -109,11 +100,11 @@ export class SessionService implements SessionLifecycle {
 
   private newRow(secret: string, now: Date, userId: string | null, state: SessionState, lifetimeSeconds: number): Session {
     return {
-      idHash: hashSessionSecret(secret),
+      idHash: digestOpaqueToken(secret),
       userId,
       signedInAt: userId === null ? null : now,
       state,
-      csrfToken: randomBytes(32).toString('base64url'),
+      csrfToken: newOpaqueToken(),
       createdAt: now,
       lastSeenAt: now,
       expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),

@@ -3,10 +3,8 @@
 // key can then be dropped. Each row is replaced only if it is still what was read: several
 // processes starting together re-seal each secret once.
 import type { SealedBox } from '../crypto/sealed-box.js';
+import { TOTP_CONTEXT } from './model.js';
 import type { SignInStore } from './store.js';
-
-/** The context TOTP secrets are sealed under (the sign-in service seals and opens them with it). */
-export const TOTP_CONTEXT = 'user.totp';
 
 export async function resealTotpSecrets(
   store: { signIn: Pick<SignInStore, 'listSealedTotpSecrets' | 'replaceSealedTotpSecret'> },

@@ -20,6 +20,7 @@ import type { PrincipalStore } from '../access/store.js';
 import { type AuditEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import { type Refusal, refusal } from '../errors.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
@@ -29,10 +30,9 @@ import { emailKey } from '../users/model.js';
 import { hashPassword, verifyPassword } from '../users/password.js';
 import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
-import { hashSetupToken, SETUP_TOKEN_PATTERN } from '../users/setup-link.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
-import { BROWSER_SECRET_PATTERN, hashBrowserSecret, newBrowserSecret, RECOGNISED_DAYS } from './recognised-browser.js';
-import { TOTP_CONTEXT } from './reseal.js';
+import { RECOGNISED_DAYS } from './recognised-browser.js';
+import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SignInRecord, SignInStore } from './store.js';
 
 export interface SignInStores extends AttemptStores {
@@ -98,7 +98,6 @@ export type SetupOpening =
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
 const WRONG_RECOVERY_CODE = 'That recovery code is not right, or it was already used. Each recovery code works once; try another one.';
-const ENROL_CONTEXT = 'session.totp-enrolment';
 /** looked up in place of an account that does not exist, so that it costs the same reads */
 const NO_USER = '00000000-0000-0000-0000-000000000000';
 
@@ -334,7 +333,7 @@ export class SignInService {
   async openSetup(current: Session | undefined, token: string): Promise<SetupOpening> {
     const found = await this.validSetupLink(token);
     if (!found) return { kind: 'invalid' };
-    const setupTokenHash = hashSetupToken(token).toString('hex');
+    const setupTokenHash = digestOpaqueToken(token).toString('hex');
     const signedIn = current ? await this.signedInUser(current) : undefined;
     if (current && signedIn) {
       await this.sessions.setState(current, { ...current.state, pendingSetup: { setupTokenHash, email: found.email } });
@@ -413,8 +412,8 @@ export class SignInService {
   }
 
   private async validSetupLink(token: string) {
-    if (!SETUP_TOKEN_PATTERN.test(token)) return undefined;
-    const found = await this.store.signIn.findSetupRecord(hashSetupToken(token));
+    if (!isOpaqueToken(token)) return undefined;
+    const found = await this.store.signIn.findSetupRecord(digestOpaqueToken(token));
     return found?.active && found.setupExpiresAt && found.setupExpiresAt > this.clock.now() ? found : undefined;
   }
 
@@ -431,7 +430,7 @@ export class SignInService {
     await this.gate.clear([
       ['account', `${account}|${prefix}`],
       ['code', `${account}|${prefix}`],
-      ['browser', `${hashBrowserSecret(browser).toString('hex')}|${user.id}`],
+      ['browser', `${digestOpaqueToken(browser).toString('hex')}|${user.id}`],
     ]);
     const returnTo = session.state.returnTo ?? '/console';
     const issued = await this.sessions.signIn(session, user.id, returnTo, [notice, elsewhere].filter(Boolean).join(' ') || undefined);
@@ -445,8 +444,8 @@ export class SignInService {
    */
   private async attemptKeys(account: string, user: SignInRecord | undefined, attempt: Attempt, factor: 'password' | 'code'): Promise<AttemptKeys> {
     const browser = attempt.browser;
-    if (browser && BROWSER_SECRET_PATTERN.test(browser)) {
-      const hash = hashBrowserSecret(browser);
+    if (isOpaqueToken(browser)) {
+      const hash = digestOpaqueToken(browser);
       const now = this.clock.now();
       if (await this.store.signIn.isRecognisedBrowser(hash, user?.id ?? NO_USER, now)) {
         const key: [AttemptKind, string] = ['browser', `${hash.toString('hex')}|${user!.id}`];
@@ -521,14 +520,14 @@ export class SignInService {
   private async recognise(presented: string | undefined, userId: string): Promise<string> {
     const now = this.clock.now();
     const until = new Date(now.getTime() + RECOGNISED_DAYS * 86_400_000);
-    const valid = presented !== undefined && BROWSER_SECRET_PATTERN.test(presented);
-    if (valid && (await this.store.signIn.isRecognisedBrowser(hashBrowserSecret(presented), userId, now))) {
-      await this.store.signIn.recogniseBrowser(hashBrowserSecret(presented), userId, now, until);
+    const valid = isOpaqueToken(presented);
+    if (valid && (await this.store.signIn.isRecognisedBrowser(digestOpaqueToken(presented), userId, now))) {
+      await this.store.signIn.recogniseBrowser(digestOpaqueToken(presented), userId, now, until);
       return presented;
     }
-    const fresh = newBrowserSecret();
-    if (valid) await this.store.signIn.renameBrowser(hashBrowserSecret(presented), hashBrowserSecret(fresh));
-    await this.store.signIn.recogniseBrowser(hashBrowserSecret(fresh), userId, now, until);
+    const fresh = newOpaqueToken();
+    if (valid) await this.store.signIn.renameBrowser(digestOpaqueToken(presented), digestOpaqueToken(fresh));
+    await this.store.signIn.recogniseBrowser(digestOpaqueToken(fresh), userId, now, until);
     return fresh;
   }
 

@@ -186,3 +186,25 @@ export function certificateExpiresSoon(connection: Pick<SsoConnection, 'certific
   const horizon = new Date(now.getTime() + EXPIRY_WARNING_DAYS * 86_400_000);
   return !usableCertificates(connection, now).some((c) => c.expiresAt > horizon);
 }
+
+/** This service's SAML values for a connection (what its IdP is told), all under the service's
+ *  base URL. */
+export interface SpParameters {
+  /** the ACS, where the IdP posts its response */
+  postBackURL: string;
+  entityID: string;
+  metadataURL: string;
+  /** where a sign-in through the connection begins */
+  callbackURL: string;
+}
+
+export function spParameters(baseUrl: string, id: string): SpParameters {
+  const root = `${baseUrl}/sso/saml/${id}`;
+  return { postBackURL: `${root}/acs`, entityID: root, metadataURL: `${root}/metadata`, callbackURL: `${root}/login` };
+}
+
+/** The words for a response larger than the service reads (the ACS's MAX_SAML_RESPONSE_BASE64,
+ *  or its request body limit): what the limit is, and what an administrator can do about it. */
+export function tooLargeMessage(limitKiB: number): string {
+  return `The identity provider's answer is larger than the ${limitKiB} KiB this service accepts. Ask your administrator to have the identity provider send fewer attributes (for example only the groups this service needs).`;
+}

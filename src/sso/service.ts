@@ -26,6 +26,8 @@ import {
   type SsoCertificate,
   type SsoConnection,
   type SsoConnectionStatus,
+  type SpParameters,
+  spParameters,
 } from './model.js';
 import { checkSignInEndpoint } from './endpoint.js';
 import type { SsoConnectionPatch, SsoStore } from './store.js';
@@ -124,10 +126,10 @@ export class SsoService {
         createdBy: actorId(caller.principal),
         createdAt: now,
       });
-      await claimDomains(tx.sso, id, domains, now);
-      await tx.sso.addTesters(id, testers, now);
+      await claimDomains(tx.sso, caller.tenant.id, id, domains, now);
+      await tx.sso.addTesters(caller.tenant.id, id, testers, now);
       await tx.audit.insertEvent(principalEvent(caller.principal, now, caller.tenant.id, 'sso.created', target(id), { name, domains, testers }));
-      return (await tx.sso.findConnection(id))!;
+      return (await tx.sso.findConnection(caller.tenant.id, id))!;
     });
   }
 
@@ -234,13 +236,14 @@ export class SsoService {
       if (status !== before.status) patch.status = status;
 
       const removedCertificates = before.certificates.filter((c) => !certificates.includes(c)).map((c) => c.id);
-      await tx.sso.deleteCertificates(id, removedCertificates);
-      await tx.sso.insertCertificates(added);
-      await tx.sso.removeDomains(id, removeDomains);
-      await claimDomains(tx.sso, id, newDomains, now);
-      await tx.sso.removeTesters(id, removeTesters);
-      await tx.sso.addTesters(id, addTesters, now);
-      await tx.sso.updateConnection(id, patch);
+      const tenantId = caller.tenant.id;
+      await tx.sso.deleteCertificates(tenantId, id, removedCertificates);
+      await tx.sso.insertCertificates(tenantId, added);
+      await tx.sso.removeDomains(tenantId, id, removeDomains);
+      await claimDomains(tx.sso, tenantId, id, newDomains, now);
+      await tx.sso.removeTesters(tenantId, id, removeTesters);
+      await tx.sso.addTesters(tenantId, id, addTesters, now);
+      await tx.sso.updateConnection(tenantId, id, patch);
       await tx.audit.insertEvent(
         principalEvent(caller.principal, now, caller.tenant.id, 'sso.updated', target(id), {
           ...(patch.status ? { status: { from: before.status, to: patch.status } } : {}),
@@ -254,7 +257,7 @@ export class SsoService {
           ...(patch.signInEndpoint ? { signInEndpoint: patch.signInEndpoint } : {}),
         }),
       );
-      return (await tx.sso.findConnection(id))!;
+      return (await tx.sso.findConnection(tenantId, id))!;
     });
   }
 
@@ -264,7 +267,7 @@ export class SsoService {
     const checked = checkUuid(id, 'connectionID');
     return await this.store.transaction(async (tx) => {
       const connection = await this.inTenant(caller, checked, tx.sso, true);
-      await tx.sso.deleteConnection(checked);
+      await tx.sso.deleteConnection(caller.tenant.id, checked);
       await tx.audit.insertEvent(
         principalEvent(caller.principal, now, caller.tenant.id, 'sso.deleted', target(checked), {
           name: connection.name,
@@ -288,7 +291,7 @@ export class SsoService {
       const before = await this.inTenant(caller, connection.id, tx.sso, true);
       const changed = await applyMetadata(tx, before, idp, now);
       await tx.audit.insertEvent(principalEvent(caller.principal, now, caller.tenant.id, 'sso.metadata_refreshed', target(before.id), changed));
-      return (await tx.sso.findConnection(before.id))!;
+      return (await tx.sso.findConnection(before.tenantId, before.id))!;
     });
   }
 
@@ -306,7 +309,7 @@ export class SsoService {
       try {
         const idp = await this.readIdp({ metadataUrl: connection.metadataUrl }, this.settings.allowPrivateUrls);
         await this.store.transaction(async (tx) => {
-          const before = await tx.sso.findConnection(connection.id, true);
+          const before = await tx.sso.findConnection(connection.tenantId, connection.id, true);
           if (!before || before.metadataUrl !== connection.metadataUrl) return;
           const changed = await applyMetadata(tx, before, idp, now);
           await tx.audit.insertEvent({
@@ -325,7 +328,7 @@ export class SsoService {
           err instanceof Error && 'code' in err && (err as { code: string }).code === 'BAD_USER_INPUT'
             ? err.message
             : 'the metadata could not be read';
-        await this.store.sso.updateConnection(connection.id, {
+        await this.store.sso.updateConnection(connection.tenantId, connection.id, {
           metadataRefreshedAt: now,
           metadataRefreshError: reason,
           updatedAt: connection.updatedAt,
@@ -336,7 +339,7 @@ export class SsoService {
   }
 
   /** This service's SAML values for a connection. */
-  parameters(connection: Pick<SsoConnection, 'id'>): { postBackURL: string; entityID: string; metadataURL: string; callbackURL: string } {
+  parameters(connection: Pick<SsoConnection, 'id'>): SpParameters {
     return spParameters(this.settings.baseUrl, connection.id);
   }
 
@@ -366,16 +369,11 @@ export class SsoService {
 
   /** The connection if it belongs to the acting tenant; any other is NOT_FOUND, as if it did not exist. */
   private async inTenant(caller: Caller, id: string, sso: SsoStore, forUpdate = false): Promise<SsoConnection> {
-    const connection = await sso.findConnection(checkUuid(id, 'id'), forUpdate);
+    // the store reads the acting tenant's connections only; the comparison stays as the first line
+    const connection = await sso.findConnection(caller.tenant.id, checkUuid(id, 'id'), forUpdate);
     if (!connection || connection.tenantId !== caller.tenant.id) throw notFound('SSO connection');
     return connection;
   }
-}
-
-/** The SP values of a connection, all under the service's base URL. */
-export function spParameters(baseUrl: string, id: string) {
-  const root = `${baseUrl}/sso/saml/${id}`;
-  return { postBackURL: `${root}/acs`, entityID: root, metadataURL: `${root}/metadata`, callbackURL: `${root}/login` };
 }
 
 /**
@@ -407,10 +405,10 @@ async function applyMetadata(tx: SsoStores, before: SsoConnection, idp: IdpConfi
     );
   }
   const removed = before.certificates.filter((c) => c.fromMetadata && !unchanged.includes(c)).map((c) => c.id);
-  await tx.sso.deleteCertificates(before.id, removed);
-  await tx.sso.insertCertificates(added);
+  await tx.sso.deleteCertificates(before.tenantId, before.id, removed);
+  await tx.sso.insertCertificates(before.tenantId, added);
   const changed = added.length > 0 || removed.length > 0 || idp.entityId !== before.idpEntityId || signInEndpoint !== before.signInEndpoint;
-  await tx.sso.updateConnection(before.id, {
+  await tx.sso.updateConnection(before.tenantId, before.id, {
     idpEntityId: idp.entityId ?? before.idpEntityId,
     signInEndpoint,
     metadataRefreshedAt: now,
@@ -458,12 +456,12 @@ function checkTestersInDomains(testers: string[], domains: string[]): void {
   }
 }
 
-async function claimDomains(sso: SsoStore, connectionId: string, domains: string[], now: Date): Promise<void> {
+async function claimDomains(sso: SsoStore, tenantId: string, connectionId: string, domains: string[], now: Date): Promise<void> {
   const taken = (await sso.domainOwners(domains)).filter((o) => o.connectionId !== connectionId).map((o) => o.domain);
   if (taken.length > 0) throw domainTaken(taken.join(', '));
   try {
     // the primary key settles a race the check above cannot see (two tenants at once)
-    await sso.addDomains(connectionId, domains, now);
+    await sso.addDomains(tenantId, connectionId, domains, now);
   } catch (err) {
     if (err instanceof DuplicateKeyError && err.key === 'sso.domain') throw domainTaken('an e-mail domain of the input');
     throw err;

@@ -10,15 +10,17 @@
 // The sign-in flow (signin/service.ts) decides when a browser goes to an IdP; this is the SAML
 // half it calls. Refusals are returned as values (errors.ts, Refusal), as every browser flow's
 // are; inside, an SsoRefusal is thrown, so that a refusal met in a transaction rolls it back.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
-import { type Refusal, refusal } from '../errors.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
+import { AppError, type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
 import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
+import { addUser } from '../users/creation.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
 import type { Profile } from '@node-saml/node-saml';
@@ -30,9 +32,8 @@ import {
   screenSamlResponse,
   verifySignature,
 } from './assertion-checks.js';
-import { configured, domainOf, type SsoConnection, usableCertificates } from './model.js';
+import { configured, domainOf, spParameters, type SsoConnection, tooLargeMessage, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
-import { spParameters } from './service.js';
 import type { SsoStore } from './store.js';
 
 export interface SsoSignInStores {
@@ -72,11 +73,6 @@ async function refusing<T>(work: () => Promise<T>): Promise<T | Refusal> {
 /** A response refused for what it is: the person is told only that it could not be accepted. */
 const rejected = (reason: string) => new SsoRefusal(REJECTED, 400, reason);
 
-/** The words for a response larger than the service reads (MAX_SAML_RESPONSE_BASE64, or the
- *  ACS's request body limit): what the limit is, and what an administrator can do about it. */
-export function tooLargeMessage(limitKiB: number): string {
-  return `The identity provider's answer is larger than the ${limitKiB} KiB this service accepts. Ask your administrator to have the identity provider send fewer attributes (for example only the groups this service needs).`;
-}
 const tooLarge = (reason: string) => new SsoRefusal(tooLargeMessage(MAX_SAML_RESPONSE_BASE64 / 1024), 413, reason);
 
 const NOT_AVAILABLE = 'Single sign-on through this connection is not available. Ask your administrator, or sign in with your password.';
@@ -209,11 +205,11 @@ export class SsoSignInService {
       throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
     }
 
-    const ticket = randomBytes(32).toString('base64url');
+    const ticket = newOpaqueToken();
     await this.store.transaction(async (tx) => {
       if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
       const userId = await this.userFor(tx, connection, nameId, key, displayNameOf(profile), now);
-      if (!(await tx.sso.completeSamlRequest(request.id, userId, hashTicket(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
+      if (!(await tx.sso.completeSamlRequest(request.id, userId, digestOpaqueToken(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
         throw rejected('the request was answered already');
       }
     });
@@ -226,9 +222,9 @@ export class SsoSignInService {
   }
 
   private async signIn(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
-    if (typeof ticket !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
+    if (!isOpaqueToken(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
     const now = this.clock.now();
-    const done = await this.store.sso.takeCompletedSamlRequest(hashTicket(ticket), now);
+    const done = await this.store.sso.takeCompletedSamlRequest(digestOpaqueToken(ticket), now);
     if (!done) throw new SsoRefusal('This sign-in has expired or was already used. Start again.');
     if (!session || session.userId !== null || !Buffer.from(done.sessionIdHash).equals(Buffer.from(session.idHash))) {
       throw new SsoRefusal('This sign-in was started in another browser. Start again here.', 403);
@@ -281,9 +277,10 @@ export class SsoSignInService {
   }
 
   /** The connection with this id from a URL: anything but a UUID as this service writes them is
-   *  no connection (never handed to the database, whose uuid type would call it an error). */
+   *  no connection (never handed to the database, whose uuid type would call it an error). The
+   *  URL names no tenant: the connection's own is judged (usable). */
   private async find(connectionId: string): Promise<SsoConnection | undefined> {
-    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnection(connectionId) : undefined;
+    return isCanonicalUuid(connectionId) ? await this.store.sso.findConnectionForSignIn(connectionId) : undefined;
   }
 
   private sp(connection: SsoConnection, requestId?: string, sso: SsoStore = this.store.sso) {
@@ -339,25 +336,27 @@ export class SsoSignInService {
       await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', existing.id, { nameId }));
       return existing.id;
     }
-    const id = randomUUID();
-    const { email } = checkEmail(nameId, 'NameID');
-    await tx.users.insertUser({
-      id,
-      tenantId: connection.tenantId,
-      email,
-      emailNormalized: key,
-      displayName,
-      passwordHash: null,
-      setupTokenHash: null,
-      setupExpiresAt: null,
-      createdAt: now,
-      createdBy: null,
-    });
-    await tx.users.insertRoleAssignments([
-      { id: randomUUID(), tenantId: connection.tenantId, roleId: ROLE_IDS.Analyst, expiresAt: null, principalId: id, createdAt: now },
-    ]);
+    let id: string;
+    try {
+      id = await addUser(tx, {
+        tenantId: connection.tenantId,
+        email: checkEmail(nameId, 'NameID'),
+        displayName,
+        passwordHash: null,
+        setup: null,
+        roleIds: [ROLE_IDS.Analyst],
+        createdAt: now,
+        actor: systemActor(connection),
+        event: { via: 'sso' },
+      });
+    } catch (err) {
+      // the address was taken since it was looked up (an account created meanwhile)
+      if (err instanceof AppError && err.code === 'CONFLICT') {
+        throw new SsoRefusal('An account with this address was created while you were signing in. Start the sign-in again.');
+      }
+      throw err;
+    }
     await tx.sso.insertIdentity(connection.id, nameId, id, now);
-    await tx.audit.insertEvent(systemEvent(connection, now, 'user.created', id, { email, roles: [ROLE_IDS.Analyst], via: 'sso' }));
     return id;
   }
 }
@@ -413,15 +412,16 @@ function displayNameOf(profile: Record<string, unknown>): string {
   return '';
 }
 
-function hashTicket(ticket: string): Buffer {
-  return createHash('sha256').update(ticket).digest();
+/** what the service does on a connection's word: the actor of its events */
+function systemActor(connection: SsoConnection) {
+  return { kind: 'system' as const, id: `sso:${connection.id}` };
 }
 
 function systemEvent(connection: SsoConnection, at: Date, action: string, userId: string, details: Record<string, unknown>) {
   return {
     occurredAt: at,
     tenantId: connection.tenantId,
-    actor: { kind: 'system' as const, id: `sso:${connection.id}` },
+    actor: systemActor(connection),
     action,
     target: { kind: 'user', id: userId },
     details,

@@ -38,26 +38,43 @@ export interface CompletedSamlRequest {
 }
 
 export interface SsoStore {
-  /** with domains, testers and certificates; `forUpdate` locks the connection row */
-  findConnection(id: string, forUpdate?: boolean): Promise<SsoConnection | undefined>;
-  listConnections(tenantId: string): Promise<SsoConnection[]>;
-  /** the connection serving an e-mail domain, if any */
-  connectionForDomain(domain: string): Promise<SsoConnection | undefined>;
-  /** connections configured by metadata URL whose last refresh is older than `before` */
-  connectionsToRefresh(before: Date, limit: number): Promise<SsoConnection[]>;
-  insertConnection(row: NewSsoConnectionRow): Promise<void>;
-  updateConnection(id: string, patch: SsoConnectionPatch): Promise<void>;
-  deleteConnection(id: string): Promise<void>;
-  /** claims domains for a connection; a domain already claimed raises DuplicateKeyError('sso.domain') */
-  addDomains(connectionId: string, domains: string[], now: Date): Promise<void>;
-  removeDomains(connectionId: string, domains: string[]): Promise<void>;
-  /** which of these domains other connections hold, with their connection ids */
-  domainOwners(domains: string[]): Promise<{ domain: string; connectionId: string }[]>;
-  addTesters(connectionId: string, emails: string[], now: Date): Promise<void>;
-  removeTesters(connectionId: string, emails: string[]): Promise<void>;
-  insertCertificates(certificates: SsoCertificate[]): Promise<void>;
-  deleteCertificates(connectionId: string, ids: string[]): Promise<void>;
+  // One tenant's connections, as their management reads and changes them: every method takes the
+  // tenant that owns the connection and applies it in its SQL, so that no query can forget it.
+  // Through another tenant nothing is read (undefined, []) and nothing is changed. The service
+  // checks first (authorization, the acting tenant); this is the second line.
 
+  /** with domains, testers and certificates; `forUpdate` locks the connection row */
+  findConnection(tenantId: string, id: string, forUpdate?: boolean): Promise<SsoConnection | undefined>;
+  listConnections(tenantId: string): Promise<SsoConnection[]>;
+  insertConnection(row: NewSsoConnectionRow): Promise<void>;
+  updateConnection(tenantId: string, id: string, patch: SsoConnectionPatch): Promise<void>;
+  deleteConnection(tenantId: string, id: string): Promise<void>;
+  /** claims domains for a connection; a domain already claimed raises DuplicateKeyError('sso.domain') */
+  addDomains(tenantId: string, connectionId: string, domains: string[], now: Date): Promise<void>;
+  removeDomains(tenantId: string, connectionId: string, domains: string[]): Promise<void>;
+  addTesters(tenantId: string, connectionId: string, emails: string[], now: Date): Promise<void>;
+  removeTesters(tenantId: string, connectionId: string, emails: string[]): Promise<void>;
+  /** each certificate of one of the tenant's connections (its `connectionId`) */
+  insertCertificates(tenantId: string, certificates: SsoCertificate[]): Promise<void>;
+  deleteCertificates(tenantId: string, connectionId: string, ids: string[]): Promise<void>;
+
+  // Unscoped, on purpose: who asks does not know the tenant, and the tenant is the connection's own.
+
+  /** Sign-in (the ACS, the SP metadata, /sso/saml/finish): the URL names a connection, not a
+   *  tenant. With domains, testers and certificates. */
+  findConnectionForSignIn(id: string): Promise<SsoConnection | undefined>;
+  /** Sign-in routing by an address's domain: a domain is served by at most one connection in the
+   *  whole service, whichever tenant holds it. */
+  connectionForDomain(domain: string): Promise<SsoConnection | undefined>;
+  /** which of these domains connections hold (of any tenant: a domain is claimed once in the
+   *  whole service), with their connection ids */
+  domainOwners(domains: string[]): Promise<{ domain: string; connectionId: string }[]>;
+  /** the scheduled refresh, across tenants: connections configured by metadata URL whose last
+   *  refresh is older than `before` (each then read and changed through its own tenant) */
+  connectionsToRefresh(before: Date, limit: number): Promise<SsoConnection[]>;
+
+  // What a sign-in through a connection keeps, keyed by the connection (reached only from the
+  // sign-in, which found the connection above).
   insertSamlRequest(row: SamlRequestRow): Promise<void>;
   /** an open (not yet answered) request of this connection, if it has not expired */
   findOpenSamlRequest(connectionId: string, id: string, now: Date): Promise<SamlRequestRow | undefined>;

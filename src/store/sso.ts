@@ -1,4 +1,7 @@
-// SsoStore on Kysely (both engines).
+// SsoStore on Kysely (both engines). The methods of one tenant's connections apply the tenant in
+// their SQL: on the connection row itself, or, for its domains, testers and certificates, through
+// the connection (`owned`: the connection's id if it is the tenant's); an insert takes its rows
+// from a join with the tenant's connection, so that through another tenant it inserts nothing.
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SsoCertificate, SsoConnection } from '../sso/model.js';
 import type { SsoStore } from '../sso/store.js';
@@ -99,12 +102,23 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
             'created_at_ms', extract(epoch from c.created_at) * 1000
           ) order by c.created_at desc, c.id), '[]') from sso_certificates c where c.connection_id = sso_connections.id)`.as('certificates'),
       ]);
+  /** the connection's row if the tenant owns it, else none */
+  const ownedRow = (tenantId: string, connectionId: string) =>
+    db.selectFrom('sso_connections').where('id', '=', connectionId).where('tenant_id', '=', tenantId);
+  /** its id, as a subquery */
+  const owned = (tenantId: string, connectionId: string) => ownedRow(tenantId, connectionId).select('id');
+  /** a list of values as one parameter (jsonb), the same on both engines */
+  const jsonb = (values: unknown) => sql`cast(${JSON.stringify(values)} as jsonb)`;
 
   return {
-    async findConnection(id, forUpdate = false) {
-      let q = selectConnections().where('id', '=', id);
+    async findConnection(tenantId, id, forUpdate = false) {
+      let q = selectConnections().where('id', '=', id).where('tenant_id', '=', tenantId);
       if (forUpdate) q = q.forUpdate();
       const row = await q.executeTakeFirst();
+      return row ? complete([row])[0] : undefined;
+    },
+    async findConnectionForSignIn(id) {
+      const row = await selectConnections().where('id', '=', id).executeTakeFirst();
       return row ? complete([row])[0] : undefined;
     },
     async listConnections(tenantId) {
@@ -147,7 +161,7 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
         })
         .execute();
     },
-    async updateConnection(id, p) {
+    async updateConnection(tenantId, id, p) {
       await db
         .updateTable('sso_connections')
         .set({
@@ -161,64 +175,117 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
           updated_at: p.updatedAt,
         })
         .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
         .execute();
     },
-    async deleteConnection(id) {
-      await db.deleteFrom('sso_connections').where('id', '=', id).execute();
+    async deleteConnection(tenantId, id) {
+      await db.deleteFrom('sso_connections').where('id', '=', id).where('tenant_id', '=', tenantId).execute();
     },
-    async addDomains(connectionId, domains, now) {
+    async addDomains(tenantId, connectionId, domains, now) {
       if (domains.length === 0) return;
       await db
         .insertInto('sso_connection_domains')
-        .values(domains.map((domain) => ({ domain, connection_id: connectionId, created_at: now })))
+        .columns(['domain', 'connection_id', 'created_at'])
+        .expression(
+          ownedRow(tenantId, connectionId)
+            .crossJoin(sql<{ domain: string }>`jsonb_array_elements_text(${jsonb(domains)})`.as<'d'>(sql`d(domain)`))
+            .select(['d.domain', 'id', sql<Date>`cast(${now} as timestamptz)`.as('created_at')]),
+        )
         .execute()
         .catch(rethrowUnique);
     },
-    async removeDomains(connectionId, domains) {
+    async removeDomains(tenantId, connectionId, domains) {
       if (domains.length === 0) return;
-      await db.deleteFrom('sso_connection_domains').where('connection_id', '=', connectionId).where('domain', 'in', domains).execute();
+      await db
+        .deleteFrom('sso_connection_domains')
+        .where('connection_id', 'in', owned(tenantId, connectionId))
+        .where('domain', 'in', domains)
+        .execute();
     },
     async domainOwners(domains) {
       if (domains.length === 0) return [];
       const rows = await db.selectFrom('sso_connection_domains').select(['domain', 'connection_id']).where('domain', 'in', domains).execute();
       return rows.map((r) => ({ domain: r.domain, connectionId: r.connection_id }));
     },
-    async addTesters(connectionId, emails, now) {
+    async addTesters(tenantId, connectionId, emails, now) {
       if (emails.length === 0) return;
       await db
         .insertInto('sso_connection_testers')
-        .values(emails.map((email) => ({ connection_id: connectionId, email, created_at: now })))
+        .columns(['connection_id', 'email', 'created_at'])
+        .expression(
+          ownedRow(tenantId, connectionId)
+            .crossJoin(sql<{ email: string }>`jsonb_array_elements_text(${jsonb(emails)})`.as<'t'>(sql`t(email)`))
+            .select(['id', 't.email', sql<Date>`cast(${now} as timestamptz)`.as('created_at')]),
+        )
         .onConflict((oc) => oc.columns(['connection_id', 'email']).doNothing())
         .execute();
     },
-    async removeTesters(connectionId, emails) {
+    async removeTesters(tenantId, connectionId, emails) {
       if (emails.length === 0) return;
-      await db.deleteFrom('sso_connection_testers').where('connection_id', '=', connectionId).where('email', 'in', emails).execute();
+      await db
+        .deleteFrom('sso_connection_testers')
+        .where('connection_id', 'in', owned(tenantId, connectionId))
+        .where('email', 'in', emails)
+        .execute();
     },
-    async insertCertificates(certificates) {
+    async insertCertificates(tenantId, certificates) {
       if (certificates.length === 0) return;
+      const rows = certificates.map((c) => ({
+        id: c.id,
+        connection_id: c.connectionId,
+        name: c.name,
+        pem: c.pem,
+        fingerprint_sha256: c.fingerprintSha256,
+        issuer: c.issuer,
+        subject: c.subject,
+        not_before: c.notBefore,
+        expires_at: c.expiresAt,
+        from_metadata: c.fromMetadata,
+        created_at: c.createdAt,
+      }));
+      type Row = Omit<(typeof rows)[number], 'not_before' | 'expires_at' | 'created_at'> & { not_before: Date; expires_at: Date; created_at: Date };
       await db
         .insertInto('sso_certificates')
-        .values(
-          certificates.map((c) => ({
-            id: c.id,
-            connection_id: c.connectionId,
-            name: c.name,
-            pem: c.pem,
-            fingerprint_sha256: c.fingerprintSha256,
-            issuer: c.issuer,
-            subject: c.subject,
-            not_before: c.notBefore,
-            expires_at: c.expiresAt,
-            from_metadata: c.fromMetadata,
-            created_at: c.createdAt,
-          })),
+        .columns([
+          'id',
+          'connection_id',
+          'name',
+          'pem',
+          'fingerprint_sha256',
+          'issuer',
+          'subject',
+          'not_before',
+          'expires_at',
+          'from_metadata',
+          'created_at',
+        ])
+        .expression(
+          db
+            .selectFrom(
+              sql<Row>`jsonb_to_recordset(${jsonb(rows)})`.as<'r'>(
+                sql`r(id uuid, connection_id uuid, name text, pem text, fingerprint_sha256 text, issuer text, subject text, not_before timestamptz, expires_at timestamptz, from_metadata boolean, created_at timestamptz)`,
+              ),
+            )
+            .innerJoin('sso_connections as c', (j) => j.onRef('c.id', '=', 'r.connection_id').on('c.tenant_id', '=', tenantId))
+            .select([
+              'r.id',
+              'r.connection_id',
+              'r.name',
+              'r.pem',
+              'r.fingerprint_sha256',
+              'r.issuer',
+              'r.subject',
+              'r.not_before',
+              'r.expires_at',
+              'r.from_metadata',
+              'r.created_at',
+            ]),
         )
         .execute();
     },
-    async deleteCertificates(connectionId, ids) {
+    async deleteCertificates(tenantId, connectionId, ids) {
       if (ids.length === 0) return;
-      await db.deleteFrom('sso_certificates').where('connection_id', '=', connectionId).where('id', 'in', ids).execute();
+      await db.deleteFrom('sso_certificates').where('connection_id', 'in', owned(tenantId, connectionId)).where('id', 'in', ids).execute();
     },
     async insertSamlRequest(row) {
       await db

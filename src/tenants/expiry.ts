@@ -35,23 +35,3 @@ export async function disableExpiredTenants(store: Transactional<TenantStores>, 
     if (batch.length < BATCH) return disabled;
   }
 }
-
-/**
- * Runs the job now and then every `intervalMs`; errors are reported, never thrown. The returned
- * stop function waits for a run in progress, so shutdown never closes the database under it.
- */
-export function scheduleExpiry(run: () => Promise<unknown>, intervalMs: number, onError: (err: unknown) => void): () => Promise<void> {
-  let current: Promise<void> | undefined;
-  const tick = () => {
-    current ??= run()
-      .then(() => undefined, onError)
-      .finally(() => (current = undefined));
-  };
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await current;
-  };
-}

@@ -1,6 +1,7 @@
 // The TenantsQuery input of the specification, checked and turned into a TenantSearch.
 import { parseTimeInput } from '../time.js';
 import { badInput } from '../errors.js';
+import { checkPage } from '../paging.js';
 import { searchKey } from '../text.js';
 import {
   checkEnvironmentName,
@@ -61,15 +62,18 @@ export function parseTenantsQuery(q: TenantsQueryInput): ParsedTenantsQuery {
   const orderDir = (q.orderDir ?? 'asc') as OrderDir;
   if (orderDir !== 'asc' && orderDir !== 'desc') throw badInput('orderDir must be asc or desc', { field: 'orderDir' });
 
-  const limit = q.maxResults ?? DEFAULT_MAX_RESULTS;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_MAX_RESULTS) {
-    throw badInput(`maxResults must be from 1 to ${MAX_MAX_RESULTS}`, { field: 'maxResults' });
-  }
-  const page = q.pageNum ?? undefined;
-  if (page !== undefined && (!Number.isInteger(page) || page < 1))
-    throw badInput('pageNum must be 1 or more (pages are numbered from 1)', { field: 'pageNum' });
-  if (page !== undefined && (page - 1) * limit > 1_000_000)
-    throw badInput('pageNum is too deep; use cursorPos to page that far', { field: 'pageNum' });
+  const checked = checkPage(
+    { page: q.pageNum, perPage: q.maxResults },
+    {
+      names: { page: 'pageNum', perPage: 'maxResults' },
+      defaultPerPage: DEFAULT_MAX_RESULTS,
+      maxPerPage: MAX_MAX_RESULTS,
+      deeper: 'use cursorPos to page that far',
+    },
+  );
+  const limit = checked.perPage;
+  // page mode only when pageNum is given
+  const page = q.pageNum == null ? undefined : checked.page;
 
   for (const [field, list] of [
     ['ids', q.ids],

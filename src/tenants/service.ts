@@ -11,6 +11,7 @@ import { principalEvent } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import { checkLabel } from '../labels/model.js';
+import { checkPage } from '../paging.js';
 import type { Transactional } from '../transaction.js';
 import { checkFreeText, checkLine, searchKey, TEXT_LIMITS } from '../text.js';
 import {
@@ -126,9 +127,7 @@ export class TenantService implements TenantVisibility {
     opts: { name?: string | undefined; page: number; perPage: number },
   ): Promise<{ results: TenantWithRoles[]; totalCount: number }> {
     const now = this.clock.now();
-    const { page, perPage } = opts;
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_MAX_RESULTS) throw badInput(`perPage must be from 1 to ${MAX_MAX_RESULTS}`);
-    if (!Number.isInteger(page) || page < 1 || (page - 1) * perPage > 1_000_000) throw badInput('page must be a number from 1', { field: 'page' });
+    const { offset, perPage } = checkPage(opts, { maxPerPage: MAX_MAX_RESULTS });
     const search: TenantSearch = { orderBy: 'Name', orderDir: 'asc' };
     const name = opts.name?.trim();
     if (name) {
@@ -137,7 +136,7 @@ export class TenantService implements TenantVisibility {
     const seen = await this.visibility(principal);
     const visibility: Visibility = seen.kind === 'all' ? seen : { ...seen, homeId: null };
     const [tenants, totalCount] = await Promise.all([
-      this.store.tenants.search(search, visibility, { offset: (page - 1) * perPage, limit: perPage }, now),
+      this.store.tenants.search(search, visibility, { offset, limit: perPage }, now),
       this.store.tenants.count(search, visibility, now),
     ]);
     const results = tenants.map((tenant) => {

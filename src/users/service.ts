@@ -9,14 +9,17 @@ import { ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
-import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
+import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
+import { badInput, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 import { characterCount } from '../text.js';
+import { checkPage } from '../paging.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
+import { addUser } from './creation.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
-import { generateSetupToken, hashSetupToken, setupUrl } from './setup-link.js';
+import { setupUrl } from './setup-link.js';
 import type { UserStore } from './store.js';
 
 export interface UserStores {
@@ -54,9 +57,6 @@ export interface UserQuery {
 /** Who does a change: a principal through the API, or an operator at the CLI. */
 type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cli' };
 
-export const DEFAULT_PER_PAGE = 50;
-export const MAX_PER_PAGE = 500;
-
 /** Who a caller is (`me`). */
 export interface Identity {
   principal: Principal;
@@ -92,32 +92,20 @@ export class UserService {
   private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
     const { email, key } = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName);
-    const token = generateSetupToken();
-    const id = randomUUID();
+    const token = newOpaqueToken();
     const user = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
-      const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-      try {
-        await tx.users.insertUser({
-          id,
-          tenantId,
-          email,
-          emailNormalized: key,
-          displayName,
-          passwordHash: null,
-          setupTokenHash: hashSetupToken(token),
-          setupExpiresAt,
-          createdAt: now,
-          createdBy: actor.kind === 'system' ? null : actor.id,
-        });
-      } catch (err) {
-        if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict('A user with this e-mail address exists');
-        throw err;
-      }
-      await tx.users.insertRoleAssignments(
-        roleIds.map((roleId) => ({ id: randomUUID(), tenantId, roleId, expiresAt: null, principalId: id, createdAt: now })),
-      );
-      await tx.audit.insertEvent(event(actor, now, tenantId, 'user.created', id, { email, roles: roleIds }));
+      const id = await addUser(tx, {
+        tenantId,
+        email: { email, key },
+        displayName,
+        passwordHash: null,
+        setup: { tokenHash: digestOpaqueToken(token), expiresAt: new Date(now.getTime() + this.settings.setupTtlSeconds * 1000) },
+        roleIds,
+        createdAt: now,
+        actor: { kind: actor.kind, id: actor.id },
+        event: {},
+      });
       return tx.users.findUser(id);
     });
     if (!user?.setupExpiresAt) throw new Error('created user not found');
@@ -128,16 +116,11 @@ export class UserService {
   async list(caller: Caller, query: UserQuery): Promise<User[]> {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.read', now);
-    const page = query.page ?? 1;
-    const perPage = query.perPage ?? DEFAULT_PER_PAGE;
-    if (!Number.isInteger(page) || page < 1) throw badInput('page must be 1 or more', { field: 'page' });
-    if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PER_PAGE) {
-      throw badInput(`perPage must be from 1 to ${MAX_PER_PAGE}`, { field: 'perPage' });
-    }
+    const { offset, perPage } = checkPage(query);
     return await this.store.users.listUsers({
       tenantId: caller.tenant.id,
       ...(query.email != null ? { email: emailFilter(query.email) } : {}),
-      offset: (page - 1) * perPage,
+      offset,
       limit: perPage,
     });
   }
@@ -265,9 +248,9 @@ export class UserService {
 
   private async applyReset(tx: UserStores, actor: Actor, user: User): Promise<UserWithSetupLink> {
     const now = this.clock.now();
-    const token = generateSetupToken();
+    const token = newOpaqueToken();
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-    await tx.users.resetSignIn(user.id, hashSetupToken(token), setupExpiresAt, now, actor.id);
+    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, actor.id);
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
     return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
   }

@@ -214,13 +214,23 @@ for (const engine of engines()) {
       assert.deepEqual(await list(root, { page: 2 }, tenant), []);
     });
 
-    it('rejects perPage 0 or 501 and page 0 with BAD_USER_INPUT', async () => {
+    it('rejects perPage 0 or 501, page 0 and a page past a million rows with BAD_USER_INPUT, naming the argument', async () => {
       const root = await t.rootToken();
-      for (const args of [{ perPage: 0 }, { perPage: 501 }, { perPage: -1 }, { page: 0 }, { page: -1 }, { page: 0, perPage: 10 }]) {
+      for (const [args, words] of [
+        [{ perPage: 0 }, 'perPage must be from 1 to 500'],
+        [{ perPage: 501 }, 'perPage must be from 1 to 500'],
+        [{ perPage: -1 }, 'perPage must be from 1 to 500'],
+        [{ page: 0 }, 'page must be 1 or more (pages are numbered from 1)'],
+        [{ page: -1 }, 'page must be 1 or more (pages are numbered from 1)'],
+        [{ page: 0, perPage: 10 }, 'page must be 1 or more (pages are numbered from 1)'],
+        [{ page: 2_002, perPage: 500 }, 'page is too deep: a page starts at most 1,000,000 rows in'],
+      ] as const) {
         const res = await t.gql(root, LIST, args);
         assert.equal(errorCode(res), 'BAD_USER_INPUT', `${JSON.stringify(args)}: ${res.text}`);
+        assert.equal(res.body.errors[0].message, words);
         assert.equal(res.body.data?.clients ?? null, null);
       }
+      assert.deepEqual(await list(root, { page: 2_001, perPage: 500 }), [], 'a page that starts a million rows in is still read');
       assert.ok((await list(root, { perPage: 500 })).length > 0);
       assert.ok((await list(root, { perPage: 1, page: 1 })).length === 1);
     });

@@ -106,6 +106,9 @@ for (const engine of engines()) {
       const other = await poll(device_code, 'someone-else');
       assert.deepEqual([other.status, other.body.error], [401, 'invalid_client']);
       assert.equal((await poll('x'.repeat(43))).body.error, 'invalid_grant');
+      // not a code's shape (too long, a character outside base64url): the same answer
+      assert.equal((await poll(`${device_code}x`)).body.error, 'invalid_grant');
+      assert.equal((await poll(`${device_code.slice(0, 42)}=`)).body.error, 'invalid_grant');
     });
 
     it('a disabled user gets no token from a code it approved before', async () => {

@@ -657,6 +657,10 @@ for (const engine of engines()) {
       it('pageNum 0 (pages count from 1)', async () => {
         await rejects({ pageNum: 0 }, /pageNum must be 1 or more/);
         await rejects({ pageNum: -3 }, /pageNum must be 1 or more/);
+        await rejects(
+          { pageNum: 100_002, maxResults: 10 },
+          /pageNum is too deep: a page starts at most 1,000,000 rows in; use cursorPos to page that far/,
+        );
       });
 
       it('a cursor from another orderBy or orderDir', async () => {

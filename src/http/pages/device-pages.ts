@@ -3,8 +3,7 @@
 // signs in (as the account the CLI named: another account is refused), then approves or denies.
 // routes.ts registers them, in the pages' scope.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalUserCode, displayUserCode, isForAccount } from '../../device/model.js';
-import { wrongAccount } from '../../device/service.js';
+import { canonicalUserCode, displayUserCode, isForAccount, wrongAccount } from '../../device/model.js';
 import type { Refusal } from '../../errors.js';
 import type { Session } from '../../sessions/model.js';
 import { html } from './html.js';

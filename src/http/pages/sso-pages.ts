@@ -14,7 +14,7 @@ import { addressPrefix } from '../../oauth/address-prefix.js';
 import { safeReturnPath } from '../../sessions/model.js';
 import { AcsThrottle } from '../../sso/acs-throttle.js';
 import { MAX_SAML_RESPONSE_BASE64 } from '../../sso/assertion-checks.js';
-import { tooLargeMessage } from '../../sso/sign-in.js';
+import { tooLargeMessage } from '../../sso/model.js';
 import { html } from './html.js';
 import { csrfField, type PageKit } from './page-kit.js';
 import { setSessionCookie } from './session-cookie.js';

@@ -1,5 +1,6 @@
-// SsoStore contract (src/sso/store.ts), on every engine: connections listed per tenant (never
-// another's), with their domains, testers and certificates; the unique rule sso.domain across
+// SsoStore contract (src/sso/store.ts), on every engine: connections read, listed, changed and
+// deleted through their own tenant only (never through another, nor one below it), and by id for
+// sign-in, with their domains, testers and certificates; the unique rule sso.domain across
 // every tenant (one claim of many at once wins, no partial batch); changes to one connection's
 // domains, testers and certificates that never reach another's; and the one-time steps of a SAML
 // sign-in under concurrency: a request answered once, its ticket taken once, an assertion used once.
@@ -58,8 +59,13 @@ for (const engine of engines()) {
     });
     after(() => c.db.close());
 
+    /** the tenant of each connection made here, as its management names it to the store */
+    const owners = new Map<string, string>();
+    const tid = (connectionId: string) => owners.get(connectionId)!;
+
     async function connection(tenant: Tenant, over: { name?: string; createdAt?: Date } = {}) {
       const id = randomUUID();
+      owners.set(id, tenant.id);
       await c.store.sso.insertConnection({
         id,
         tenantId: tenant.id,
@@ -84,12 +90,12 @@ for (const engine of engines()) {
 
     it('findConnection reads a connection with its domains and testers (sorted) and certificates (newest first)', async () => {
       const id = await connection(a, { name: 'Okta' });
-      await c.store.sso.addDomains(id, ['zeta.example', 'alpha.example'], T0);
-      await c.store.sso.addTesters(id, ['z@alpha.example', 'a@alpha.example'], T0);
+      await c.store.sso.addDomains(tid(id), id, ['zeta.example', 'alpha.example'], T0);
+      await c.store.sso.addTesters(tid(id), id, ['z@alpha.example', 'a@alpha.example'], T0);
       const older = certificate(id, { createdAt: T0, name: 'old' });
       const newer = certificate(id, { createdAt: at(1), name: 'new' });
-      await c.store.sso.insertCertificates([older, newer]);
-      assert.deepEqual(await c.store.sso.findConnection(id), {
+      await c.store.sso.insertCertificates(a.id, [older, newer]);
+      assert.deepEqual(await c.store.sso.findConnection(tid(id), id), {
         id,
         tenantId: a.id,
         name: 'Okta',
@@ -107,8 +113,55 @@ for (const engine of engines()) {
         testers: ['a@alpha.example', 'z@alpha.example'],
         certificates: [newer, older],
       });
-      assert.equal((await c.store.transaction((tx) => tx.sso.findConnection(id, true)))?.id, id);
-      assert.equal(await c.store.sso.findConnection(randomUUID()), undefined);
+      assert.equal((await c.store.transaction((tx) => tx.sso.findConnection(tid(id), id, true)))?.id, id);
+      assert.equal(await c.store.sso.findConnection(a.id, randomUUID()), undefined);
+    });
+
+    it('one tenant’s connection is not read, changed or deleted through another tenant (nor one below it)', async () => {
+      const mine = await connection(a, { name: 'Mine' });
+      const d = domain();
+      await c.store.sso.addDomains(a.id, mine, [d], T0);
+      await c.store.sso.addTesters(a.id, mine, [`t@${d}`], T0);
+      const cert = certificate(mine);
+      await c.store.sso.insertCertificates(a.id, [cert]);
+      const before = await c.store.sso.findConnection(a.id, mine);
+      assert.equal(before?.id, mine);
+      const below = await childOf(c.store, a);
+      for (const other of [b, below]) {
+        assert.equal(await c.store.sso.findConnection(other.id, mine), undefined, 'not read');
+        assert.equal(await c.store.transaction((tx) => tx.sso.findConnection(other.id, mine, true)), undefined, 'not read for update');
+        assert.ok(!(await c.store.sso.listConnections(other.id)).some((x) => x.id === mine), 'not listed');
+        const fresh = domain();
+        await c.store.sso.updateConnection(other.id, mine, {
+          name: 'Taken over',
+          status: 'Enabled',
+          metadataUrl: 'https://evil.example',
+          updatedAt: at(HOUR),
+        });
+        await c.store.sso.addDomains(other.id, mine, [fresh], at(HOUR));
+        await c.store.sso.removeDomains(other.id, mine, [d]);
+        await c.store.sso.addTesters(other.id, mine, [`x@${d}`], at(HOUR));
+        await c.store.sso.removeTesters(other.id, mine, [`t@${d}`]);
+        await c.store.sso.insertCertificates(other.id, [certificate(mine)]);
+        await c.store.sso.deleteCertificates(other.id, mine, [cert.id]);
+        await c.store.sso.deleteConnection(other.id, mine);
+        assert.deepEqual(await c.store.sso.findConnection(a.id, mine), before, 'nothing changed, nothing deleted');
+        assert.equal(await c.store.sso.connectionForDomain(fresh), undefined, 'no domain claimed for it');
+      }
+      // a batch of certificates for several connections: only those of the tenant's go in
+      const theirs = await connection(b);
+      const ok = certificate(mine);
+      await c.store.sso.insertCertificates(a.id, [ok, certificate(theirs)]);
+      assert.deepEqual((await c.store.sso.findConnection(a.id, mine))?.certificates.map((x) => x.id).sort(), [cert.id, ok.id].sort());
+      assert.deepEqual((await c.store.sso.findConnection(b.id, theirs))?.certificates, []);
+    });
+
+    it('findConnectionForSignIn reads a connection of any tenant by its id (the URL of a sign-in names no tenant)', async () => {
+      const mine = await connection(a);
+      const theirs = await connection(b);
+      assert.deepEqual(await c.store.sso.findConnectionForSignIn(mine), await c.store.sso.findConnection(a.id, mine));
+      assert.deepEqual(await c.store.sso.findConnectionForSignIn(theirs), await c.store.sso.findConnection(b.id, theirs));
+      assert.equal(await c.store.sso.findConnectionForSignIn(randomUUID()), undefined);
     });
 
     it('listConnections lists one tenant’s connections, oldest first, never another’s', async () => {
@@ -116,7 +169,7 @@ for (const engine of engines()) {
       const second = await connection(t, { createdAt: at(2) });
       const first = await connection(t, { createdAt: at(1) });
       const theirs = await connection(b, { createdAt: at(1) });
-      await c.store.sso.addDomains(theirs, [domain()], T0);
+      await c.store.sso.addDomains(tid(theirs), theirs, [domain()], T0);
       assert.deepEqual(
         (await c.store.sso.listConnections(t.id)).map((x) => x.id),
         [first, second],
@@ -128,9 +181,9 @@ for (const engine of engines()) {
     it('updateConnection changes the fields of the patch of that connection only', async () => {
       const id = await connection(a);
       const other = await connection(a);
-      const before = await c.store.sso.findConnection(id);
-      const untouched = await c.store.sso.findConnection(other);
-      await c.store.sso.updateConnection(id, {
+      const before = await c.store.sso.findConnection(tid(id), id);
+      const untouched = await c.store.sso.findConnection(tid(other), other);
+      await c.store.sso.updateConnection(tid(id), id, {
         status: 'Testing',
         idpEntityId: 'https://idp.example/entity',
         signInEndpoint: 'https://idp.example/sso',
@@ -139,7 +192,7 @@ for (const engine of engines()) {
         metadataRefreshError: 'timed out',
         updatedAt: at(10),
       });
-      const after = await c.store.sso.findConnection(id);
+      const after = await c.store.sso.findConnection(tid(id), id);
       assert.deepEqual(after, {
         ...before,
         status: 'Testing',
@@ -150,21 +203,21 @@ for (const engine of engines()) {
         metadataRefreshError: 'timed out',
         updatedAt: at(10),
       });
-      await c.store.sso.updateConnection(id, { name: 'Renamed', metadataRefreshError: null, updatedAt: at(11) });
-      assert.deepEqual(await c.store.sso.findConnection(id), { ...after, name: 'Renamed', metadataRefreshError: null, updatedAt: at(11) });
-      assert.deepEqual(await c.store.sso.findConnection(other), untouched);
+      await c.store.sso.updateConnection(tid(id), id, { name: 'Renamed', metadataRefreshError: null, updatedAt: at(11) });
+      assert.deepEqual(await c.store.sso.findConnection(tid(id), id), { ...after, name: 'Renamed', metadataRefreshError: null, updatedAt: at(11) });
+      assert.deepEqual(await c.store.sso.findConnection(tid(other), other), untouched);
     });
 
     it('sso.domain: a domain routes to one connection in the whole service; a batch with a taken one claims nothing', async () => {
       const mine = await connection(a);
       const theirs = await connection(b);
       const [d1, d2, d3] = [domain(), domain(), domain()];
-      await c.store.sso.addDomains(mine, [d1], T0);
-      await rejectsDuplicate(c.store.sso.addDomains(theirs, [d2, d1], T0), 'sso.domain');
-      assert.deepEqual((await c.store.sso.findConnection(theirs))?.domains, [], 'no partial batch');
+      await c.store.sso.addDomains(tid(mine), mine, [d1], T0);
+      await rejectsDuplicate(c.store.sso.addDomains(tid(theirs), theirs, [d2, d1], T0), 'sso.domain');
+      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.domains, [], 'no partial batch');
       assert.equal((await c.store.sso.connectionForDomain(d1))?.id, mine);
       assert.equal(await c.store.sso.connectionForDomain(d2), undefined);
-      await c.store.sso.addDomains(theirs, [d2], T0);
+      await c.store.sso.addDomains(tid(theirs), theirs, [d2], T0);
       assert.deepEqual(
         (await c.store.sso.domainOwners([d1, d2, d3])).sort((x, y) => x.domain.localeCompare(y.domain)),
         [
@@ -174,56 +227,68 @@ for (const engine of engines()) {
       );
       assert.deepEqual(await c.store.sso.domainOwners([]), []);
       // one connection cannot remove another's domain
-      await c.store.sso.removeDomains(theirs, [d1]);
+      await c.store.sso.removeDomains(tid(theirs), theirs, [d1]);
       assert.equal((await c.store.sso.connectionForDomain(d1))?.id, mine);
-      await c.store.sso.removeDomains(mine, [d1]);
+      await c.store.sso.removeDomains(tid(mine), mine, [d1]);
       assert.equal(await c.store.sso.connectionForDomain(d1), undefined);
-      await c.store.sso.addDomains(theirs, [d1], T0);
-      assert.deepEqual((await c.store.sso.findConnection(theirs))?.domains, [d1, d2].sort());
+      await c.store.sso.addDomains(tid(theirs), theirs, [d1], T0);
+      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.domains, [d1, d2].sort());
     });
 
     it('of one domain claimed by many connections at once, one wins', async () => {
       const contenders = await Promise.all(Array.from({ length: RACERS }, (_, i) => connection(i % 2 ? a : b)));
       const d = domain();
-      const winner = oneWinsOthersDuplicate(await race(RACERS, (i) => c.store.sso.addDomains(contenders[i]!, [d], T0)), 'sso.domain');
+      const winner = oneWinsOthersDuplicate(
+        await race(RACERS, (i) => c.store.sso.addDomains(tid(contenders[i]!), contenders[i]!, [d], T0)),
+        'sso.domain',
+      );
       assert.equal((await c.store.sso.connectionForDomain(d))?.id, contenders[winner]);
     });
 
     it('testers and certificates: added to one connection, removed from that connection only', async () => {
       const mine = await connection(a);
       const theirs = await connection(b);
-      await c.store.sso.addTesters(mine, ['t1@x.example', 't2@x.example'], T0);
-      await c.store.sso.addTesters(mine, ['t1@x.example'], at(1));
-      await c.store.sso.addTesters(theirs, ['t1@x.example'], T0);
-      await c.store.sso.addTesters(mine, [], T0);
-      await c.store.sso.removeTesters(theirs, ['t2@x.example']);
-      assert.deepEqual((await c.store.sso.findConnection(mine))?.testers, ['t1@x.example', 't2@x.example'], 'adding one again is no change');
-      await c.store.sso.removeTesters(mine, ['t1@x.example']);
-      await c.store.sso.removeTesters(mine, []);
-      assert.deepEqual((await c.store.sso.findConnection(mine))?.testers, ['t2@x.example']);
-      assert.deepEqual((await c.store.sso.findConnection(theirs))?.testers, ['t1@x.example']);
+      await c.store.sso.addTesters(tid(mine), mine, ['t1@x.example', 't2@x.example'], T0);
+      await c.store.sso.addTesters(tid(mine), mine, ['t1@x.example'], at(1));
+      await c.store.sso.addTesters(tid(theirs), theirs, ['t1@x.example'], T0);
+      await c.store.sso.addTesters(tid(mine), mine, [], T0);
+      await c.store.sso.removeTesters(tid(theirs), theirs, ['t2@x.example']);
+      assert.deepEqual(
+        (await c.store.sso.findConnection(tid(mine), mine))?.testers,
+        ['t1@x.example', 't2@x.example'],
+        'adding one again is no change',
+      );
+      await c.store.sso.removeTesters(tid(mine), mine, ['t1@x.example']);
+      await c.store.sso.removeTesters(tid(mine), mine, []);
+      assert.deepEqual((await c.store.sso.findConnection(tid(mine), mine))?.testers, ['t2@x.example']);
+      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.testers, ['t1@x.example']);
 
       const cert = certificate(mine);
       const theirCert = certificate(theirs);
-      await c.store.sso.insertCertificates([cert]);
-      await c.store.sso.insertCertificates([theirCert]);
-      await c.store.sso.insertCertificates([]);
-      await c.store.sso.deleteCertificates(mine, [theirCert.id]);
-      assert.deepEqual((await c.store.sso.findConnection(theirs))?.certificates, [theirCert], 'not through another connection');
-      await c.store.sso.deleteCertificates(mine, [cert.id]);
-      await c.store.sso.deleteCertificates(mine, []);
-      assert.deepEqual((await c.store.sso.findConnection(mine))?.certificates, []);
+      await c.store.sso.insertCertificates(a.id, [cert]);
+      await c.store.sso.insertCertificates(b.id, [theirCert]);
+      await c.store.sso.insertCertificates(a.id, []);
+      await c.store.sso.deleteCertificates(tid(mine), mine, [theirCert.id]);
+      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.certificates, [theirCert], 'not through another connection');
+      await c.store.sso.deleteCertificates(tid(mine), mine, [cert.id]);
+      await c.store.sso.deleteCertificates(tid(mine), mine, []);
+      assert.deepEqual((await c.store.sso.findConnection(tid(mine), mine))?.certificates, []);
     });
 
     it('connectionsToRefresh: those configured by URL, not disabled, not refreshed since the cut, least recent first', async () => {
       const ids = await Promise.all(Array.from({ length: 5 }, () => connection(a)));
       const [never, old, recent, disabled, byHand] = ids as [string, string, string, string, string];
       const url = 'https://idp.example/metadata';
-      await c.store.sso.updateConnection(never, { metadataUrl: url, status: 'Testing', updatedAt: T0 });
-      await c.store.sso.updateConnection(old, { metadataUrl: url, status: 'Enabled', metadataRefreshedAt: at(-2 * HOUR), updatedAt: T0 });
-      await c.store.sso.updateConnection(recent, { metadataUrl: url, status: 'Enabled', metadataRefreshedAt: T0, updatedAt: T0 });
-      await c.store.sso.updateConnection(disabled, { metadataUrl: url, status: 'Disabled', metadataRefreshedAt: at(-2 * HOUR), updatedAt: T0 });
-      await c.store.sso.updateConnection(byHand, { status: 'Testing', signInEndpoint: 'https://idp.example/sso', updatedAt: T0 });
+      await c.store.sso.updateConnection(tid(never), never, { metadataUrl: url, status: 'Testing', updatedAt: T0 });
+      await c.store.sso.updateConnection(tid(old), old, { metadataUrl: url, status: 'Enabled', metadataRefreshedAt: at(-2 * HOUR), updatedAt: T0 });
+      await c.store.sso.updateConnection(tid(recent), recent, { metadataUrl: url, status: 'Enabled', metadataRefreshedAt: T0, updatedAt: T0 });
+      await c.store.sso.updateConnection(tid(disabled), disabled, {
+        metadataUrl: url,
+        status: 'Disabled',
+        metadataRefreshedAt: at(-2 * HOUR),
+        updatedAt: T0,
+      });
+      await c.store.sso.updateConnection(tid(byHand), byHand, { status: 'Testing', signInEndpoint: 'https://idp.example/sso', updatedAt: T0 });
       const due = (await c.store.sso.connectionsToRefresh(at(-HOUR), 10)).map((x) => x.id);
       assert.deepEqual(due, [old, never]);
       assert.deepEqual(
@@ -302,27 +367,27 @@ for (const engine of engines()) {
       const kept = await connection(a);
       const u = await newUser(c.store, a.id);
       const d = domain();
-      await c.store.sso.addDomains(gone, [d], T0);
-      await c.store.sso.addDomains(kept, [domain()], T0);
+      await c.store.sso.addDomains(tid(gone), gone, [d], T0);
+      await c.store.sso.addDomains(tid(kept), kept, [domain()], T0);
       for (const id of [gone, kept]) {
-        await c.store.sso.addTesters(id, ['t@x.example'], T0);
-        await c.store.sso.insertCertificates([certificate(id)]);
+        await c.store.sso.addTesters(tid(id), id, ['t@x.example'], T0);
+        await c.store.sso.insertCertificates(a.id, [certificate(id)]);
         await c.store.sso.insertIdentity(id, 'n@idp', u.id, T0);
         await c.store.sso.useAssertion(id, '_a', at(HOUR));
       }
       const r = request(gone);
       await c.store.sso.insertSamlRequest(r);
-      const before = await c.store.sso.findConnection(kept);
-      await c.store.sso.deleteConnection(gone);
-      assert.equal(await c.store.sso.findConnection(gone), undefined);
+      const before = await c.store.sso.findConnection(tid(kept), kept);
+      await c.store.sso.deleteConnection(tid(gone), gone);
+      assert.equal(await c.store.sso.findConnection(tid(gone), gone), undefined);
       assert.equal(await c.store.sso.connectionForDomain(d), undefined);
       assert.equal(await c.store.sso.findIdentity(gone, 'n@idp'), undefined);
       assert.equal(await c.store.sso.findOpenSamlRequest(gone, r.id, T0), undefined);
-      assert.deepEqual(await c.store.sso.findConnection(kept), before);
+      assert.deepEqual(await c.store.sso.findConnection(tid(kept), kept), before);
       assert.deepEqual(await c.store.sso.findIdentity(kept, 'n@idp'), { userId: u.id });
       assert.equal(await c.store.sso.useAssertion(kept, '_a', at(HOUR)), false, 'the other’s used assertions stay');
       // its domain may be claimed again
-      await c.store.sso.addDomains(kept, [d], T0);
+      await c.store.sso.addDomains(tid(kept), kept, [d], T0);
     });
 
     it('purgeExpired forgets expired requests and used assertions, and counts them', async () => {
