@@ -296,8 +296,8 @@ for (const engine of engines()) {
         'select users',
         'insert users',
         'insert role_assignments',
-        'insert sso_identities',
         'insert audit_events',
+        'insert sso_identities',
         // the request answered, with the ticket for the finish
         'update saml_requests',
         'commit',
