@@ -18,6 +18,8 @@ import { type DatabaseHealth, liveness, readiness } from './health.js';
 import { countRequests } from './metrics.js';
 import { DEVICE_AUTHORIZATION_PATH, deviceAuthorization } from './oauth/device-authorization.js';
 import { discovery, JWKS_PATH, METADATA_PATH } from './oauth/metadata.js';
+import { INTROSPECTION_PATH, introspectionEndpoint } from './oauth/introspection-endpoint.js';
+import { REVOCATION_PATH, revocationEndpoint } from './oauth/revocation-endpoint.js';
 import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
@@ -89,6 +91,26 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       DEVICE_AUTHORIZATION_PATH,
       { config: { oauthEndpoint: 'device authorization' } },
       deviceAuthorization({ device: services.device, baseUrl: config.baseUrl }),
+    );
+    // POST /auth/api/v2/auth/introspect (RFC 7662): API clients whose roles allow it
+    oauth.post(
+      INTROSPECTION_PATH,
+      { config: { oauthEndpoint: 'introspection endpoint' } },
+      introspectionEndpoint({
+        credentials: services.credentials,
+        throttle: services.tokenThrottle,
+        ...services.introspection,
+      }),
+    );
+    // POST /auth/api/v2/auth/revoke (RFC 7009): a client's own tokens
+    oauth.post(
+      REVOCATION_PATH,
+      { config: { oauthEndpoint: 'revocation endpoint' } },
+      revocationEndpoint({
+        credentials: services.credentials,
+        throttle: services.tokenThrottle,
+        ...services.revocation,
+      }),
     );
   });
 
