@@ -83,6 +83,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
         device: services.device,
         metrics,
         audience: config.baseUrl,
+        region: config.region,
       }),
     );
     oauth.get(TOKEN_PATH, { config: { oauthEndpoint: 'token endpoint' } }, tokenEndpointPostOnly);
@@ -99,6 +100,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       introspectionEndpoint({
         credentials: services.credentials,
         throttle: services.tokenThrottle,
+        region: config.region,
         ...services.introspection,
       }),
     );
@@ -109,6 +111,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       revocationEndpoint({
         credentials: services.credentials,
         throttle: services.tokenThrottle,
+        region: config.region,
         ...services.revocation,
       }),
     );
@@ -142,7 +145,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   // Browser pages (pages/page-scope.ts: session cookie, forms with CSRF tokens, CSP, no-store,
   // failures as pages)
   await app.register(async (pages) => {
-    const kit = pageScope(pages, { services, baseUrl: config.baseUrl, vendor: config.vendorName });
+    const kit = pageScope(pages, { services, baseUrl: config.baseUrl, vendor: config.vendorName, region: config.region });
 
     // their files: GET /ui/gatehouse.css, GET /ui/copy.js
     pages.get(STYLESHEET_PATH, stylesheet);

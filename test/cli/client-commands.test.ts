@@ -213,7 +213,7 @@ describe('client commands against a running service', () => {
     );
     assert.equal(out.stderr, '');
     assert.equal((await version(token)).status, 401, 'the server no longer accepts it');
-    assert.deepEqual(readCredentials(dir).logins, {});
+    assert.ok(forgotten(dir), 'no login kept');
 
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const away = credentialsDir([nobody], nobody);
@@ -224,7 +224,7 @@ describe('client commands against a running service', () => {
       offline.stderr,
       /^warning: could not revoke the token on the server: cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused; .*\. The token stays valid there until \d{4}-/,
     );
-    assert.deepEqual(readCredentials(away).logins, {});
+    assert.ok(forgotten(away), 'no login kept, though the token could not be revoked');
   });
 });
 
@@ -249,6 +249,8 @@ function credentialsDir(servers: string[], current: string | undefined, dir = fr
 }
 
 const readCredentials = (dir: string) => JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8'));
+/** no login kept in the folder (the file goes with the last one) */
+const forgotten = (dir: string) => !existsSync(join(dir, 'credentials.json')) || Object.keys(readCredentials(dir).logins).length === 0;
 
 describe('client commands: the kept logins', () => {
   const prod = 'https://prod.example.com';

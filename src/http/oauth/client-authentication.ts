@@ -4,13 +4,15 @@
 // and given back if it authenticates), so that no endpoint is a way around the throttle.
 import type { FastifyRequest } from 'fastify';
 import { type AuthenticatedClient, authenticateClient, type ClientAuthenticator, type PresentedCredentials } from '../../oauth/client-auth.js';
-import { OAuthError } from '../../oauth/errors.js';
+import { invalidClient, OAuthError } from '../../oauth/errors.js';
 import type { FailureThrottle } from '../../oauth/failure-throttle.js';
 
 export interface ClientAuthDeps {
   credentials: ClientAuthenticator;
   /** counts failed client authentications across processes */
   throttle: FailureThrottle;
+  /** this deployment's region, named when credentials match no client here */
+  region: string;
 }
 
 /** The client the presented credentials authenticate, or invalid_client (429 while throttled). */
@@ -26,8 +28,11 @@ export async function throttledClientAuth(
   try {
     client = await authenticateClient(deps.credentials, presented);
   } catch (err) {
-    if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(attempt));
-    else await throttle.abandon(attempt);
+    if (err instanceof OAuthError && err.error === 'invalid_client') {
+      refuseWhileThrottled(await throttle.fail(attempt));
+      throw presented ? invalidClient(deps.region) : err;
+    }
+    await throttle.abandon(attempt);
     throw err;
   }
   await throttle.succeed(attempt);

@@ -25,6 +25,8 @@ export interface TokenEndpointDeps {
   audience: string;
   /** the device grant's polls */
   device: DevicePolls;
+  /** this deployment's region, named when a secret or a device code is not one of its own */
+  region: string;
 }
 
 /** The handler of POST TOKEN_PATH. */
@@ -38,7 +40,7 @@ export function tokenEndpoint(deps: TokenEndpointDeps) {
     }
     if (grantType === DEVICE_CODE_GRANT) {
       // a public client: no secret to check, the device code is the proof (section 3.4)
-      const response = await deviceCodeGrant({ device: deps.device, tokens: deps.tokens }, params);
+      const response = await deviceCodeGrant({ device: deps.device, tokens: deps.tokens, region: deps.region }, params);
       deps.metrics.tokensIssued.inc({ grant_type: grantType });
       return response;
     }
