@@ -227,7 +227,6 @@ export class AccessTokens {
     if (claimed !== this.settings.region && typeof claimed === 'string' && (REGIONS as readonly string[]).includes(claimed)) {
       throw new InvalidToken(
         `the token was issued in region ${claimed} and this server is region ${this.settings.region}: a token works only in the region whose deployment issued it`,
-        `Obtain a token from the ${claimed} deployment's token endpoint for its APIs, or from this region's for this one.`,
       );
     }
     let payload: JWTPayload;
