@@ -28,14 +28,14 @@ export class OAuthError extends Error {
 }
 
 export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);
-/** `region`: named when the id and secret were checked and matched no live client of this
- *  deployment, since credentials are valid only in the region whose deployment issued them. */
+/** `region`: this deployment's, named by the endpoints that take a client's secret, since
+ *  credentials are valid only in the region whose deployment issued them. */
 export const invalidClient = (region?: string) =>
   new OAuthError(
     'invalid_client',
     region === undefined
       ? 'client authentication failed'
-      : `client authentication failed: no live client with this id and secret in this deployment (region ${region}); credentials work only in the region whose deployment issued them`,
+      : `client authentication failed: this deployment (region ${region}) has no live client with these credentials; credentials work only in the region whose deployment issued them`,
     401,
     { 'www-authenticate': 'Basic realm="gatehouse"' },
   );

@@ -57,7 +57,7 @@ for (const engine of engines()) {
       assert.equal(there.body.error, 'invalid_client');
       assert.match(
         there.body.error_description,
-        /no live client with this id and secret in this deployment \(region eu1\); credentials work only in the region whose deployment issued them/,
+        /this deployment \(region eu1\) has no live client with these credentials; credentials work only in the region whose deployment issued them/,
       );
     });
 

@@ -2,7 +2,6 @@
 // client authentication through the guessing throttle (client-authentication.ts); the caller's
 // permission and the token's state (oauth/introspection.ts). Errors as RFC 6749 section 5.2.
 import type { FastifyRequest } from 'fastify';
-import { presentedCredentials } from '../../oauth/client-auth.js';
 import { type IntrospectionDeps, introspect } from '../../oauth/introspection.js';
 import { type ClientAuthDeps, throttledClientAuth } from './client-authentication.js';
 import { oauthParams } from './scope.js';
@@ -13,7 +12,7 @@ export const INTROSPECTION_PATH = '/auth/api/v2/auth/introspect';
 export function introspectionEndpoint(deps: ClientAuthDeps & IntrospectionDeps) {
   return async function introspection(request: FastifyRequest) {
     const params = oauthParams(request.body);
-    const caller = await throttledClientAuth(deps, request, presentedCredentials(request.headers.authorization, params));
+    const caller = await throttledClientAuth(deps, request, params);
     return introspect(deps, caller, params);
   };
 }

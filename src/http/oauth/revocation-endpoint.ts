@@ -4,7 +4,7 @@
 // itself; then the revocation (oauth/revocation.ts). 200 with an empty object whether or not a
 // token was revoked (section 2.2).
 import type { FastifyRequest } from 'fastify';
-import { presentedCredentials, publicClient } from '../../oauth/client-auth.js';
+import { publicClient } from '../../oauth/client-auth.js';
 import { type RevocationDeps, type Revoker, revoke } from '../../oauth/revocation.js';
 import { type ClientAuthDeps, throttledClientAuth } from './client-authentication.js';
 import { oauthParams } from './scope.js';
@@ -15,12 +15,11 @@ export const REVOCATION_PATH = '/auth/api/v2/auth/revoke';
 export function revocationEndpoint(deps: ClientAuthDeps & RevocationDeps) {
   return async function revocation(request: FastifyRequest) {
     const params = oauthParams(request.body);
-    const presented = presentedCredentials(request.headers.authorization, params);
     let revoker: Revoker;
-    if (presented === undefined && params.client_id !== undefined) {
+    if (request.headers.authorization === undefined && params.client_secret === undefined && params.client_id !== undefined) {
       revoker = { kind: 'public', clientId: publicClient(params) };
     } else {
-      const client = await throttledClientAuth(deps, request, presented);
+      const client = await throttledClientAuth(deps, request, params);
       revoker = { kind: 'client', clientUuid: client.clientUuid };
     }
     await revoke(deps, revoker, params);

@@ -4,7 +4,7 @@
 // counted); the grant. Errors follow RFC 6749 section 5.2 (scope.ts answers them).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessTokens } from '../../oauth/access-token.js';
-import { type ClientAuthenticator, presentedCredentials } from '../../oauth/client-auth.js';
+import type { ClientAuthenticator } from '../../oauth/client-auth.js';
 import { invalidRequest, OAuthError } from '../../oauth/errors.js';
 import type { FailureThrottle } from '../../oauth/failure-throttle.js';
 import { clientCredentialsGrant } from '../../oauth/grants/client-credentials.js';
@@ -45,7 +45,7 @@ export function tokenEndpoint(deps: TokenEndpointDeps) {
       return response;
     }
     // only failures count (client-authentication.ts)
-    const client = await throttledClientAuth(deps, request, presentedCredentials(request.headers.authorization, params));
+    const client = await throttledClientAuth(deps, request, params);
     const response = await clientCredentialsGrant(deps.tokens, client, params, deps.audience);
     // only a request that obtained a token counts as a use of the secret
     deps.credentials.recordSecretUse(client.secretId);
