@@ -4,6 +4,9 @@
 import { FailureThrottle } from './oauth/failure-throttle.js';
 import type { TokenThrottleStore } from './oauth/throttle-store.js';
 import { BearerAuthenticator } from './access/authenticate.js';
+import type { RevokedTokenStore } from './oauth/revocation-store.js';
+import type { IntrospectionDeps } from './oauth/introspection.js';
+import type { RevocationDeps } from './oauth/revocation.js';
 import type { Caller } from './access/principal.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -41,6 +44,10 @@ export interface Services {
   /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
   tokenThrottle: FailureThrottle;
   bearer: BearerAuthenticator;
+  /** what RFC 7662 introspection reads (oauth/introspection.ts) */
+  introspection: IntrospectionDeps;
+  /** what RFC 7009 revocation reads and writes (oauth/revocation.ts) */
+  revocation: RevocationDeps;
   keys: KeyRing;
   /** batch loaders for one request */
   loaders(caller: Caller): TenantLoaders;
@@ -58,7 +65,7 @@ export type ServiceStores = Transactional<
     DeviceStores &
     SsoStores &
     SsoSignInStores &
-    TenantLoaderStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore }
+    TenantLoaderStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
 
 export function createServices(deps: {
@@ -78,6 +85,7 @@ export function createServices(deps: {
     clock,
   );
   const tenants = new TenantService(store, clock, { expiryGraceDays: config.expiryGraceDays });
+  const bearer = new BearerAuthenticator(tokens, store.principals, store.revokedTokens);
   const ssoSignIn = new SsoSignInService(store, sessions, clock, { baseUrl: config.baseUrl });
   return {
     clock,
@@ -99,7 +107,9 @@ export function createServices(deps: {
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),
-    bearer: new BearerAuthenticator(tokens, store.principals),
+    bearer,
+    introspection: { inspector: bearer, principals: store.principals, tenants: store.tenants, clock },
+    revocation: { tokens, revoked: store.revokedTokens },
     keys,
     loaders: (caller) => {
       let visibility: ReturnType<TenantService['visibility']> | undefined;
