@@ -8,7 +8,7 @@ import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
-import { DatabaseUnreachableError, describeConnectionFailure } from './connection-error.js';
+import { DatabaseUnreachableError, describeConnectionFailure, unavailableAsTyped } from './connection-error.js';
 import { acquireDataDirLock, lockLostLine } from './data-dir-lock.js';
 import { SchemaPostgresDialect } from './schema-introspector.js';
 import { ChangeSignal } from './auth-changes.js';
@@ -122,7 +122,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
   const changes = new ChangeSignal();
   // other processes may write here: nothing is cached until their changes are heard (listenForChanges)
   changes.setReliable(false);
-  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), plugins: [new WriteWatch(changes)] });
+  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool: unavailableAsTyped(pool) }), plugins: [new WriteWatch(changes)] });
   // closed with the database: an open listening connection would keep the process alive
   let listening: Promise<{ close(): Promise<void> }> | undefined;
   return {
