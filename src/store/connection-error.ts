@@ -136,6 +136,11 @@ export function unavailableAsTyped(pool: pg.Pool): { connect(): Promise<pg.PoolC
         throw asUnavailable(err);
       }
       if (!client[WRAPPED]) {
+        // pg emits 'error' on a client whose connection dies while it is checked out and between
+        // statements (the server shutting down sends a FATAL message): the pool listens only to
+        // idle clients, and an 'error' nobody hears ends the process. Its next statement fails
+        // (mapped above), and the pool drops it when it comes back (it is no longer queryable).
+        client.on('error', () => {});
         const query = client.query.bind(client) as (...args: unknown[]) => unknown;
         (client as { query: unknown }).query = (...args: unknown[]) => {
           const result = query(...args);
