@@ -118,7 +118,13 @@ export async function startStandby(root: string, primary: PgInstance, name: stri
   const port = await freePort();
   const dir = join(root, `standby-${port}`);
   run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dir, '-R', '-X', 'stream', '--no-sync']);
-  appendFileSync(join(dir, 'postgresql.auto.conf'), `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'\n`);
+  // the primary's postgresql.conf came with the backup, synchronous_standby_names included: once
+  // promoted, this server would wait at every commit for a standby it does not have (for ever:
+  // statement_timeout does not end a commit's wait). Alone after a failover, it has none.
+  appendFileSync(
+    join(dir, 'postgresql.auto.conf'),
+    `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'\nsynchronous_standby_names = ''\n`,
+  );
   writeFileSync(join(dir, 'standby.signal'), '');
   const o = owner();
   if (o) {

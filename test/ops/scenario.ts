@@ -14,6 +14,9 @@ export const ROOT_ID = 'root-admin';
 export const ROOT_SECRET = 'gatehouse_test_root_secret_0123456789abcdefghij';
 const CREATE_CLIENT = 'mutation($n: String!) { createClient(name: $n) { client { id client_id } client_secret } }';
 
+/** an answer later than this is a hang */
+const HANG_MS = 20_000;
+
 export interface Answer {
   status: number;
   retryAfter: string | null;
@@ -57,12 +60,14 @@ export function createClient(port: number, token: string, name: string): Promise
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query: CREATE_CLIENT, variables: { n: name } }),
+      // a hang shows as a failure (status 0), not as the test's timeout
+      signal: AbortSignal.timeout(HANG_MS),
     }),
   );
 }
 
 export function ready(port: number): Promise<Answer> {
-  return timed(fetch(`http://127.0.0.1:${port}/readyz`));
+  return timed(fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(HANG_MS) }));
 }
 
 export async function token(port: number, clientId = ROOT_ID, secret = ROOT_SECRET): Promise<Answer & { token?: string }> {
