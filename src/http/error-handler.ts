@@ -27,7 +27,13 @@ export function mapError(err: unknown, request: FastifyRequest, reply: FastifyRe
   }
   if (err instanceof DatabaseUnavailableError) {
     request.log.warn({ err }, 'database unavailable');
-    return { status: 503, code: 'UNAVAILABLE', message: err.message, details: { retryAfter: err.retryAfter }, headers: { 'retry-after': String(err.retryAfter) } };
+    return {
+      status: 503,
+      code: 'UNAVAILABLE',
+      message: err.message,
+      details: { retryAfter: err.retryAfter },
+      headers: { 'retry-after': String(err.retryAfter) },
+    };
   }
   const refused = bodyRefusal(err);
   if (refused) {

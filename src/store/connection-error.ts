@@ -104,7 +104,20 @@ export class DatabaseUnreachableError extends Error {
 /** Codes of a connection that could not be made or was lost: the network's, and SQLSTATE class 08
  *  (connection exception), 57P01-57P03 (the server shutting down, crashed, or starting), 25006 (a write
  *  reached a standby: a failover not yet finished). */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '25006']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '25006',
+]);
 /** pg's words for the same, which come without a code */
 const UNREACHABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (starting up|shutting down|in recovery mode)/i;

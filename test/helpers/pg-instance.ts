@@ -14,7 +14,8 @@ const BIN = process.env.GATEHOUSE_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 /** Why the instance cannot run here, or undefined when it can. */
 export function pgInstanceUnavailable(): string | undefined {
   if (!existsSync(join(BIN, 'initdb'))) return `needs PostgreSQL's server binaries in ${BIN} (GATEHOUSE_TEST_PG_BIN)`;
-  if (process.getuid?.() === 0 && spawnSync('id', ['postgres']).status !== 0) return 'runs as root and there is no postgres user to run the instance as';
+  if (process.getuid?.() === 0 && spawnSync('id', ['postgres']).status !== 0)
+    return 'runs as root and there is no postgres user to run the instance as';
   return undefined;
 }
 
