@@ -107,6 +107,10 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30000,
     statement_timeout: 30000,
+    // a connection whose server vanished without a word (no FIN, no RST: a host lost, a network
+    // cut) is found by TCP keep-alive rather than after the system's two hours of silence
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...searchPath,
   });
   // an idle client that loses its connection emits 'error'; the pool replaces it
