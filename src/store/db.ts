@@ -37,7 +37,7 @@ export type DbOptions =
    *  process. By default: one line on standard error, exit 1. */
   | { engine: 'pglite'; dataDir: string; onLockLost?: (reason: string) => void }
   | { engine: 'pglite'; image: Blob }
-  | { engine: 'postgres'; url: string; schema?: string; poolSize?: number };
+  | { engine: 'postgres'; url: string; schema?: string; poolSize?: number; connectTimeoutSeconds?: number };
 
 // int8 comes back from pg as text; PGlite would answer numbers (losing digits beyond 2^53).
 // Both answer text: ids stay exact, and counts are converted where they are read.
@@ -56,7 +56,7 @@ const PGLITE_OPTIONS = {
 };
 
 export async function openDb(options: DbOptions): Promise<Db> {
-  if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize);
+  if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize, options.connectTimeoutSeconds);
   let pglite: PGlite;
   let unlock = async () => {};
   let assertHeld = () => {};
@@ -98,13 +98,14 @@ export async function openDb(options: DbOptions): Promise<Db> {
   };
 }
 
-async function openPostgres(url: string, schema: string | undefined, poolSize = 10): Promise<Db> {
+async function openPostgres(url: string, schema: string | undefined, poolSize = 10, connectTimeoutSeconds = 5): Promise<Db> {
   const searchPath = schema ? { options: `-c search_path=${schema},public` } : {};
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     // fail fast when the server is unreachable instead of hanging requests
-    connectionTimeoutMillis: 5000,
+    // (GATEHOUSE_DATABASE_CONNECT_TIMEOUT_SECONDS)
+    connectionTimeoutMillis: connectTimeoutSeconds * 1000,
     idleTimeoutMillis: 30000,
     statement_timeout: 30000,
     // a connection whose server vanished without a word (no FIN, no RST: a host lost, a network
@@ -144,7 +145,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
       // one listener per database, however many services share it: they share its signal too
       listening ??= listenForChanges(
         // named in pg_stat_activity, with the schema when there is one (tests run many side by side)
-        { connectionString: url, connectionTimeoutMillis: 5000, application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`, ...searchPath },
+        { connectionString: url, connectionTimeoutMillis: connectTimeoutSeconds * 1000, application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`, ...searchPath },
         changes,
         events,
       );
