@@ -78,8 +78,7 @@ export const SETTINGS = {
     variable: 'GATEHOUSE_DATABASE_CONNECT_TIMEOUT_SECONDS',
     kind: integer(1, 60),
     default: 5,
-    description:
-      'PostgreSQL: seconds to wait for a new connection before the request is answered 503 (the database unavailable) or a start fails',
+    description: 'PostgreSQL: seconds to wait for a new connection before the request is answered 503 (the database unavailable) or a start fails',
   }),
   dataDir: setting({
     variable: 'GATEHOUSE_DATA_DIR',

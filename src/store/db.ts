@@ -145,7 +145,12 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
       // one listener per database, however many services share it: they share its signal too
       listening ??= listenForChanges(
         // named in pg_stat_activity, with the schema when there is one (tests run many side by side)
-        { connectionString: url, connectionTimeoutMillis: connectTimeoutSeconds * 1000, application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`, ...searchPath },
+        {
+          connectionString: url,
+          connectionTimeoutMillis: connectTimeoutSeconds * 1000,
+          application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`,
+          ...searchPath,
+        },
         changes,
         events,
       );
