@@ -3,7 +3,16 @@
 // returns a Refusal instead (below). Any other Error is a bug: logged with the request id and
 // answered as INTERNAL with no detail.
 
-export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'BAD_USER_INPUT' | 'CONFLICT' | 'RATE_LIMITED' | 'RESTRICTED' | 'INTERNAL';
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'BAD_USER_INPUT'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'RESTRICTED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
 
 export class AppError extends Error {
   constructor(
@@ -32,6 +41,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   CONFLICT: 409,
   RATE_LIMITED: 429,
   RESTRICTED: 403,
+  UNAVAILABLE: 503,
   INTERNAL: 500,
 };
 
@@ -53,6 +63,25 @@ export interface Refusal {
 
 export function refusal(status: Refusal['status'], message: string, more: Pick<Refusal, 'retryAfter' | 'reason'> = {}): Refusal {
   return { kind: 'refused', status, message, ...more };
+}
+
+/** Seconds a caller is told to wait (Retry-After) when the database cannot be reached; /readyz says the same. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database cannot be reached just now: a connection refused, lost in the middle of a
+ * statement, or not made within the pool's connect timeout. The persister raises it (whatever pg
+ * said: store/connection-error.ts) so that each edge answers 503 with Retry-After in its own shape
+ * (GraphQL UNAVAILABLE, OAuth temporarily_unavailable) instead of a 500. A write that failed this
+ * way was not acknowledged; it may or may not have been committed (the connection died before the
+ * answer), so a caller retries a create by reading first or by its own idempotence.
+ */
+export class DatabaseUnavailableError extends Error {
+  readonly retryAfter = UNAVAILABLE_RETRY_AFTER_SECONDS;
+  constructor(options?: { cause?: unknown }) {
+    super(`the database is unavailable; retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds`, options);
+    this.name = 'DatabaseUnavailableError';
+  }
 }
 
 /**

@@ -74,6 +74,12 @@ export const SETTINGS = {
     example: 'postgres://gatehouse:PASSWORD@db:5432/gatehouse',
     secret: true,
   }),
+  databaseConnectTimeoutSeconds: setting({
+    variable: 'GATEHOUSE_DATABASE_CONNECT_TIMEOUT_SECONDS',
+    kind: integer(1, 60),
+    default: 5,
+    description: 'PostgreSQL: seconds to wait for a new connection before the request is answered 503 (the database unavailable) or a start fails',
+  }),
   dataDir: setting({
     variable: 'GATEHOUSE_DATA_DIR',
     kind: text('a folder path'),

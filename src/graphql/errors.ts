@@ -1,9 +1,9 @@
 // The one place GraphQL errors get their public form: AppError -> its code and message;
 // GraphQL's own errors (syntax, validation, variable coercion) -> BAD_USER_INPUT, without "Did
-// you mean" hints where introspection is off; anything else -> INTERNAL with no detail (logged by
+// you mean" hints where introspection is off; the database unreachable -> UNAVAILABLE; anything else -> INTERNAL with no detail (logged by
 // the caller).
 import { GraphQLError } from 'graphql';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, DatabaseUnavailableError, type ErrorCode } from '../errors.js';
 
 export interface PublicGraphQLError {
   message: string;
@@ -24,6 +24,10 @@ export function formatGraphQLError(
   };
   if (original instanceof AppError) {
     return { message: original.message, ...where, extensions: { code: original.code, ...original.details } };
+  }
+  // the database cannot be reached: not a bug, and the caller should retry (the route answers 503)
+  if (original instanceof DatabaseUnavailableError) {
+    return { message: original.message, ...where, extensions: { code: 'UNAVAILABLE', retryAfter: original.retryAfter } };
   }
   if (original && !(original instanceof GraphQLError)) {
     onInternal(original);

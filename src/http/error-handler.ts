@@ -1,9 +1,10 @@
-// Errors that escape a route, mapped once per transport. AppError -> its status and code;
+// Errors that escape a route, mapped once per transport. AppError -> its status and code; the
+// database unreachable (DatabaseUnavailableError) -> 503 UNAVAILABLE with Retry-After;
 // Fastify's own 4xx (malformed JSON, unsupported media type, body over the limit: body-refusal.ts)
 // -> that status with BAD_USER_INPUT; anything else is a bug: logged, answered 500 INTERNAL with
 // no detail.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, HTTP_STATUS, type ErrorCode } from '../errors.js';
+import { AppError, DatabaseUnavailableError, HTTP_STATUS, type ErrorCode } from '../errors.js';
 import { bodyRefusal, sizeInWords } from './body-refusal.js';
 
 interface Mapped {
@@ -23,6 +24,16 @@ export function mapError(err: unknown, request: FastifyRequest, reply: FastifyRe
     // a handler may have chosen a more precise status (405) before throwing
     const status = reply.statusCode >= 400 ? reply.statusCode : HTTP_STATUS[err.code];
     return { status, code: err.code, message: err.message, details, headers };
+  }
+  if (err instanceof DatabaseUnavailableError) {
+    request.log.warn({ err }, 'database unavailable');
+    return {
+      status: 503,
+      code: 'UNAVAILABLE',
+      message: err.message,
+      details: { retryAfter: err.retryAfter },
+      headers: { 'retry-after': String(err.retryAfter) },
+    };
   }
   const refused = bodyRefusal(err);
   if (refused) {

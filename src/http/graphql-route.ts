@@ -106,8 +106,11 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
     context,
   });
   const errors = result.errors ? format(result.errors) : undefined;
-  const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED');
+  const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || e.extensions.code === 'UNAVAILABLE');
   if (limited && typeof limited.extensions.retryAfter === 'number') reply.header('retry-after', String(limited.extensions.retryAfter));
+  // the database could not be reached for some field: the answer as a whole is 503, so that
+  // clients, proxies and load balancers retry (what data there is stays in the body)
+  if (errors?.some((e) => e.extensions.code === 'UNAVAILABLE')) return send(reply, { data: result.data, errors }, 503);
   return send(reply, { data: result.data, errors });
 }
 
@@ -116,12 +119,12 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
  * well-formed request 200, errors or not; application/graphql-response+json answers 400 when the
  * request never ran (no `data`: a syntax, validation or variable error) and 200 once it ran.
  */
-function send(reply: FastifyReply, result: { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined }) {
+function send(reply: FastifyReply, result: { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined }, status?: number) {
   const mediaType = reply.request.graphqlMediaType!;
   const { errors } = result;
   const ran = result.data !== undefined;
   return reply
-    .code(mediaType === GRAPHQL_RESPONSE_JSON && !ran ? 400 : 200)
+    .code(status ?? (mediaType === GRAPHQL_RESPONSE_JSON && !ran ? 400 : 200))
     .header('content-type', `${mediaType}; charset=utf-8`)
     .send({
       ...(ran ? { data: result.data } : {}),

@@ -2,6 +2,7 @@
 // DATABASE_URL (its password hidden), which host and port, what went wrong, and what to check.
 // pg reports these as bare codes (ECONNREFUSED, 3D000, …).
 import pg from 'pg';
+import { DatabaseUnavailableError } from '../errors.js';
 
 /** DATABASE_URL with its password (in the user part or a password= parameter) replaced by ***. */
 export function redactUrl(url: string): string {
@@ -98,4 +99,71 @@ export class DatabaseUnreachableError extends Error {
     super(message, options);
     this.name = 'DatabaseUnreachableError';
   }
+}
+
+/** Codes of a connection that could not be made or was lost: the network's, and SQLSTATE class 08
+ *  (connection exception), 57P01-57P03 (the server shutting down, crashed, or starting), 25006 (a write
+ *  reached a standby: a failover not yet finished). */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '25006',
+]);
+/** pg's words for the same, which come without a code */
+const UNREACHABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (starting up|shutting down|in recovery mode)/i;
+
+/** Whether a query failed because the database could not be reached (rather than what it said). */
+export function isConnectionFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; errors?: { code?: unknown }[] } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  if (code && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => typeof inner?.code === 'string' && UNREACHABLE_CODES.has(inner.code))) return true;
+  return typeof e.message === 'string' && UNREACHABLE_MESSAGES.test(e.message);
+}
+
+const asUnavailable = (err: unknown) => (isConnectionFailure(err) ? new DatabaseUnavailableError({ cause: err }) : err);
+const WRAPPED = Symbol('gatehouse.unavailable');
+
+/**
+ * The pool as Kysely sees it, with every connection failure (connecting, or a query on a
+ * connection that died) raised as DatabaseUnavailableError; every other error as pg raised it.
+ */
+export function unavailableAsTyped(pool: pg.Pool): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
+  return {
+    async connect() {
+      let client: pg.PoolClient & { [WRAPPED]?: true };
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw asUnavailable(err);
+      }
+      if (!client[WRAPPED]) {
+        // pg emits 'error' on a client whose connection dies while it is checked out and between
+        // statements (the server shutting down sends a FATAL message): the pool listens only to
+        // idle clients, and an 'error' nobody hears ends the process. Its next statement fails
+        // (mapped above), and the pool drops it when it comes back (it is no longer queryable).
+        client.on('error', () => {});
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as { query: unknown }).query = (...args: unknown[]) => {
+          const result = query(...args);
+          // a Cursor (streaming) is returned as it is; a promise is mapped
+          return result instanceof Promise ? result.catch((err: unknown) => Promise.reject(asUnavailable(err))) : result;
+        };
+        client[WRAPPED] = true;
+      }
+      return client;
+    },
+    end: () => pool.end(),
+  };
 }

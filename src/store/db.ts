@@ -8,7 +8,7 @@ import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
-import { DatabaseUnreachableError, describeConnectionFailure } from './connection-error.js';
+import { DatabaseUnreachableError, describeConnectionFailure, unavailableAsTyped } from './connection-error.js';
 import { acquireDataDirLock, lockLostLine } from './data-dir-lock.js';
 import { SchemaPostgresDialect } from './schema-introspector.js';
 import { ChangeSignal } from './auth-changes.js';
@@ -40,7 +40,7 @@ export type DbOptions =
   /** an instance lent by its owner (the tests' pool of migrated databases): close() gives it
    *  back instead of closing it, and every query after that is refused */
   | { engine: 'pglite'; lent: PGlite; giveBack: () => Promise<void> }
-  | { engine: 'postgres'; url: string; schema?: string; poolSize?: number };
+  | { engine: 'postgres'; url: string; schema?: string; poolSize?: number; connectTimeoutSeconds?: number };
 
 // int8 comes back from pg as text; PGlite would answer numbers (losing digits beyond 2^53).
 // Both answer text: ids stay exact, and counts are converted where they are read.
@@ -59,7 +59,7 @@ const PGLITE_OPTIONS = {
 };
 
 export async function openDb(options: DbOptions): Promise<Db> {
-  if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize);
+  if (options.engine === 'postgres') return openPostgres(options.url, options.schema, options.poolSize, options.connectTimeoutSeconds);
   let pglite: PGlite;
   let unlock = async () => {};
   let assertHeld = () => {};
@@ -121,15 +121,20 @@ export function pgliteFromImage(image: Blob): Promise<PGlite> {
   return PGlite.create({ loadDataDir: image, ...PGLITE_OPTIONS });
 }
 
-async function openPostgres(url: string, schema: string | undefined, poolSize = 10): Promise<Db> {
+async function openPostgres(url: string, schema: string | undefined, poolSize = 10, connectTimeoutSeconds = 5): Promise<Db> {
   const searchPath = schema ? { options: `-c search_path=${schema},public` } : {};
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     // fail fast when the server is unreachable instead of hanging requests
-    connectionTimeoutMillis: 5000,
+    // (GATEHOUSE_DATABASE_CONNECT_TIMEOUT_SECONDS)
+    connectionTimeoutMillis: connectTimeoutSeconds * 1000,
     idleTimeoutMillis: 30000,
     statement_timeout: 30000,
+    // a connection whose server vanished without a word (no FIN, no RST: a host lost, a network
+    // cut) is found by TCP keep-alive rather than after the system's two hours of silence
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...searchPath,
   });
   // an idle client that loses its connection emits 'error'; the pool replaces it
@@ -145,7 +150,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
   const changes = new ChangeSignal();
   // other processes may write here: nothing is cached until their changes are heard (listenForChanges)
   changes.setReliable(false);
-  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool }), plugins: [new WriteWatch(changes)] });
+  const kysely = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool: unavailableAsTyped(pool) }), plugins: [new WriteWatch(changes)] });
   // closed with the database: an open listening connection would keep the process alive
   let listening: Promise<{ close(): Promise<void> }> | undefined;
   return {
@@ -163,7 +168,12 @@ async function openPostgres(url: string, schema: string | undefined, poolSize = 
       // one listener per database, however many services share it: they share its signal too
       listening ??= listenForChanges(
         // named in pg_stat_activity, with the schema when there is one (tests run many side by side)
-        { connectionString: url, connectionTimeoutMillis: 5000, application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`, ...searchPath },
+        {
+          connectionString: url,
+          connectionTimeoutMillis: connectTimeoutSeconds * 1000,
+          application_name: `gatehouse changes${schema ? ` ${schema}` : ''}`,
+          ...searchPath,
+        },
         changes,
         events,
       );

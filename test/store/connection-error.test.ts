@@ -3,7 +3,7 @@
 // executable (test/cli/start-failures.test.ts). DATABASE_URL's password never appears.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeConnectionFailure, redactUrl } from '../../src/store/connection-error.js';
+import { describeConnectionFailure, isConnectionFailure, redactUrl } from '../../src/store/connection-error.js';
 
 const URL_WITH_PASSWORD = 'postgres://gatehouse:Hunter2-secret@db.internal:6543/gh?sslmode=require';
 
@@ -70,4 +70,35 @@ describe('redactUrl', () => {
     assert.equal(redactUrl('postgres://u@h/db'), 'postgres://u@h/db');
     assert.equal(redactUrl('postgres://h/db'), 'postgres://h/db');
   });
+});
+
+// A connection failure during service becomes DatabaseUnavailableError (503 UNAVAILABLE at each
+// edge: docs/operations.md, "PostgreSQL outages and failover"); what the database said about a
+// statement stays what it was. End to end: test/ops/pg-outage.test.ts.
+describe('isConnectionFailure', () => {
+  const unavailable: [string, object][] = [
+    ['refused', { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' }],
+    ['reset', { code: 'ECONNRESET', message: 'read ECONNRESET' }],
+    ['server shutting down', { code: '57P01', message: 'terminating connection due to administrator command' }],
+    ['server starting', { code: '57P03', message: 'the database system is starting up' }],
+    ['connection exception class', { code: '08006', message: 'connection failure' }],
+    ['a write on a standby', { code: '25006', message: 'cannot execute INSERT in a read-only transaction' }],
+    ['lost mid-statement', { message: 'Connection terminated unexpectedly' }],
+    ['connect timeout', { message: 'timeout exceeded when trying to connect' }],
+    ['a dead client reused', { message: 'Client has encountered a connection error and is not queryable' }],
+    ['every address refused', { message: 'connect failed', errors: [{ code: 'ECONNREFUSED' }, { code: 'ECONNREFUSED' }] }],
+  ];
+  for (const [what, err] of unavailable) {
+    it(`${what}: unavailable`, () => assert.equal(isConnectionFailure(err), true));
+  }
+  const other: [string, unknown][] = [
+    ['a unique violation', { code: '23505', message: 'duplicate key value violates unique constraint' }],
+    ['a statement timeout', { code: '57014', message: 'canceling statement due to statement timeout' }],
+    ['a syntax error', { code: '42601', message: 'syntax error at or near "selec"' }],
+    ['a pool closed by us', new Error('Cannot use a pool after calling end on the pool')],
+    ['not an error', undefined],
+  ];
+  for (const [what, err] of other) {
+    it(`${what}: not unavailable`, () => assert.equal(isConnectionFailure(err), false));
+  }
 });

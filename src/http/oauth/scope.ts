@@ -3,6 +3,7 @@
 // enough of the raw text to refuse repeated parameters (oauth/params.ts); answers are never
 // cached; and one error handler answers every failure in the form of RFC 6749 section 5.2.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../../errors.js';
 import { invalidRequest, OAuthError } from '../../oauth/errors.js';
 import { checkedParams, type ParsedParams, parseForm, parseJson, type TokenParams } from '../../oauth/params.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -53,7 +54,7 @@ export function oauthParams(body: unknown): TokenParams {
 function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyReply, metrics: Metrics) {
   reply.headers(NO_STORE);
   const endpoint = request.routeOptions.config.oauthEndpoint;
-  const oauth = err instanceof OAuthError ? err : refusedBody(err, request);
+  const oauth = err instanceof OAuthError ? err : err instanceof DatabaseUnavailableError ? unavailable(err, request) : refusedBody(err, request);
   if (!oauth) {
     request.log.error({ err }, `${endpoint ?? 'OAuth endpoint'} failed`);
     if (endpoint === 'token endpoint') metrics.tokenErrors.inc({ error: 'server_error' });
@@ -61,6 +62,12 @@ function sendOAuthError(err: unknown, request: FastifyRequest, reply: FastifyRep
   }
   if (endpoint === 'token endpoint') metrics.tokenErrors.inc({ error: oauth.error });
   return reply.code(oauth.status).headers(oauth.headers).send({ error: oauth.error, error_description: oauth.description });
+}
+
+/** The database unreachable: 503 temporarily_unavailable (RFC 6749 section 4.1.2.1's code) with Retry-After. */
+function unavailable(err: DatabaseUnavailableError, request: FastifyRequest): OAuthError {
+  request.log.warn({ err }, 'database unavailable');
+  return new OAuthError('temporarily_unavailable', err.message, 503, { 'retry-after': String(err.retryAfter) });
 }
 
 /** Fastify's refusal of a body (body-refusal.ts) as an OAuth error; undefined for anything else. */

@@ -39,6 +39,7 @@ const WORDS: Record<ErrorCode, Words> = {
   CONFLICT: { title: 'Already exists', advice: 'Go back to the list, which shows what exists now.' },
   RATE_LIMITED: { title: 'Too many at once', advice: 'Wait for the time given, then try again.' },
   UNAUTHENTICATED: { title: 'Sign in again', advice: 'Your session has ended. Sign in again, then retry.' },
+  UNAVAILABLE: { title: 'Unavailable for a moment', advice: 'The service cannot reach its database just now. Wait a few seconds, then try again.' },
   INTERNAL: {
     title: 'Something went wrong',
     advice: 'Reload the list to see what was done, then try again. If it keeps failing, give your operator the request id below.',

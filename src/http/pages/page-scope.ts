@@ -5,6 +5,7 @@
 // body Fastify refused, a bug) is a page, not JSON. The kit it returns (page-kit.ts) is what the
 // families use: the page shell, the sessions of forms and their CSRF check, refusals.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../../errors.js';
 import { type Session, csrfMatches } from '../../sessions/model.js';
 import type { Services } from '../../services.js';
 import { bodyRefusal, sizeInWords } from '../body-refusal.js';
@@ -63,6 +64,17 @@ export function pageScope(scope: FastifyInstance, deps: PageScopeDeps): PageKit 
   // JSON. The console's own handler (console-pages.ts) answers its routes.
   scope.setErrorHandler(async (err, req, reply) => {
     const refused = bodyRefusal(err);
+    if (err instanceof DatabaseUnavailableError) {
+      req.log.warn({ err }, 'database unavailable');
+      reply.header('retry-after', String(err.retryAfter));
+      return send(
+        reply,
+        503,
+        'Unavailable for a moment',
+        html`<p>The service cannot reach its database just now. Wait a few seconds, then try again.</p>
+<p><a href="/login">Back to sign-in</a></p>`,
+      );
+    }
     if (!refused) {
       req.log.error({ err }, 'page failed');
       return send(
