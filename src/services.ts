@@ -10,8 +10,10 @@ import type { Config } from './config.js';
 import type { LastUsedRecorder } from './credentials/last-used.js';
 import { CredentialService, type CredentialStores } from './credentials/service.js';
 import type { KeyRing } from './keys/key-ring.js';
+import { rotationSettings, type RotationSettings } from './keys/model.js';
+import { KeyService, type KeyServiceStores } from './keys/service.js';
 import { LabelService, type LabelStores } from './labels/service.js';
-import { AccessTokens } from './oauth/access-token.js';
+import { AccessTokens, CLOCK_SKEW_SECONDS } from './oauth/access-token.js';
 import type { PrincipalStore } from './access/store.js';
 import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
@@ -42,6 +44,8 @@ export interface Services {
   tokenThrottle: FailureThrottle;
   bearer: BearerAuthenticator;
   keys: KeyRing;
+  /** rotation and retirement of the signing keys (the rotation job; `gatehouse keys` makes its own) */
+  signingKeys: KeyService;
   /** batch loaders for one request */
   loaders(caller: Caller): TenantLoaders;
 }
@@ -58,8 +62,21 @@ export type ServiceStores = Transactional<
     DeviceStores &
     SsoStores &
     SsoSignInStores &
-    TenantLoaderStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore }
+    TenantLoaderStores &
+    KeyServiceStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore }
 >;
+
+/** The signing keys' rotation settings (keys/model.ts), from the configuration. */
+export function keyRotationSettings(
+  config: Pick<Config, 'signingKeyRotateDays' | 'signingKeyPrepublishHours' | 'tokenTtlSeconds'>,
+): RotationSettings {
+  return rotationSettings({
+    rotateDays: config.signingKeyRotateDays,
+    prepublishHours: config.signingKeyPrepublishHours,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    clockSkewSeconds: CLOCK_SKEW_SECONDS,
+  });
+}
 
 export function createServices(deps: {
   config: Config;
@@ -101,6 +118,7 @@ export function createServices(deps: {
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),
     bearer: new BearerAuthenticator(tokens, store.principals),
     keys,
+    signingKeys: new KeyService(store, box, clock, keyRotationSettings(config)),
     loaders: (caller) => {
       let visibility: ReturnType<TenantService['visibility']> | undefined;
       return createTenantLoaders(store, clock, () => (visibility ??= tenants.visibility(caller.principal)));
