@@ -32,9 +32,10 @@ export async function newSigningKey(box: SealedBox, now: Date, signsFrom: Date):
  * that at no moment two keys not retired are open-ended: the unique index), then the new key.
  * The caller holds the key lock (KeyStore.lockKeys) in the same transaction. Returns the new key.
  */
-export async function applyKeyPlan(keys: KeyStore, box: SealedBox, plan: KeyPlan, now: Date): Promise<StoredSigningKey | undefined> {
+export async function applyKeyPlan(keys: KeyStore, box: SealedBox | undefined, plan: KeyPlan, now: Date): Promise<StoredSigningKey | undefined> {
   for (const { kid, ...change } of plan.updates) await keys.updateKeyTimes(kid, change);
   if (plan.newKeySignsFrom === undefined) return undefined;
+  if (!box) throw new Error('a signing key is made only with the encryption key');
   const key = await newSigningKey(box, now, plan.newKeySignsFrom);
   await keys.insertKey(key);
   return key;

@@ -16,7 +16,7 @@ import type { Clock } from '../clock.js';
 import { es256Signer, type Es256Signer } from './compact-jws.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import type { Transactional } from '../transaction.js';
-import { applyKeyPlan, sealContext, SIGNING_ALG } from './key-plan.js';
+import { applyKeyPlan, sealContext } from './key-plan.js';
 import { isPublished, planSigner, signerAt, type KeyTimes } from './model.js';
 import type { KeyStore, StoredSigningKey } from './store.js';
 

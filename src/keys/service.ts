@@ -8,9 +8,10 @@ import { ROOT_TENANT_ID } from '../access/roles.js';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { badInput } from '../errors.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import type { Transactional } from '../transaction.js';
-import { applyKeyPlan } from './key-plan.js';
+import { applyKeyPlan, sealContext } from './key-plan.js';
 import {
   dueRotation,
   keyState,
@@ -23,7 +24,7 @@ import {
   type KeyTimes,
   type RotationSettings,
 } from './model.js';
-import type { KeyStore } from './store.js';
+import type { KeyStore, StoredSigningKey } from './store.js';
 
 export interface KeyServiceStores {
   keys: KeyStore;
@@ -51,7 +52,8 @@ export interface KeyChange {
 export class KeyService {
   constructor(
     private readonly store: Transactional<KeyServiceStores>,
-    private readonly box: SealedBox,
+    /** undefined: no key can be made (the `keys` command without the encryption key) */
+    private readonly box: SealedBox | undefined,
     private readonly clock: Clock,
     private readonly settings: RotationSettings,
   ) {}
@@ -101,7 +103,8 @@ export class KeyService {
       const before = await tx.keys.listKeys();
       const p = plan(before, now);
       if (p.updates.length === 0 && p.newKeySignsFrom === undefined) return this.outcome(before, now, undefined);
-      const created = await applyKeyPlan(tx.keys, this.box, p, now);
+      const box = p.newKeySignsFrom === undefined ? undefined : this.sealingBox(before, now);
+      const created = await applyKeyPlan(tx.keys, box, p, now);
       const after = await tx.keys.listKeys();
       const result = this.outcome(after, now, created);
       await tx.audit.insertEvent(
@@ -113,6 +116,26 @@ export class KeyService {
       );
       return result;
     });
+  }
+
+  /**
+   * A new key is sealed with this process's first encryption key: one the servers do not have
+   * would make a key no server can load. Being able to open the key signing now shows this
+   * process holds the servers' encryption keys.
+   */
+  private sealingBox(keys: StoredSigningKey[], now: Date): SealedBox {
+    if (!this.box) throw badInput("making a signing key needs the encryption key: give the servers' GATEHOUSE_ENCRYPTION_KEY");
+    const signer = signerAt(keys, now) ?? keys.find((k) => k.retiredAt === null);
+    if (!signer) return this.box;
+    try {
+      this.box.open(signer.privateJwkSealed, sealContext(signer.kid));
+    } catch {
+      throw badInput(
+        `this process's encryption key cannot open signing key ${signer.kid}, so a key it made could not be loaded by the servers: ` +
+          "give the servers' GATEHOUSE_ENCRYPTION_KEY (all of it, the first key first)",
+      );
+    }
+    return this.box;
   }
 
   private outcome(keys: KeyTimes[], now: Date, created: KeyTimes | undefined): KeyChange {
