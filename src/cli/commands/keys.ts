@@ -85,9 +85,13 @@ function changeLines(change: KeyChange): string[] {
   return lines;
 }
 
-export async function keysCommand(config: Config, args: string[]): Promise<number> {
+/** `out`: where lines go (standard output; a test gives its own). */
+export async function keysCommand(
+  config: Config,
+  args: string[],
+  out: (line: string) => void = (text) => process.stdout.write(`${text}\n`),
+): Promise<number> {
   const line = keysCommandLine(args);
-  const out = (text: string) => process.stdout.write(`${text}\n`);
   let db: Awaited<ReturnType<typeof openConfiguredDb>>;
   try {
     db = await openConfiguredDb(config);
