@@ -1,8 +1,11 @@
 // Signing-key rotation (issue 22 point 1, docs/tokens.md "Signing keys"), on every engine:
 // - across a normal rotation, tokens keep verifying through the JWKS with jose's remote key set
 //   against a listening server; a resource server whose cache was filled during the
-//   pre-publication period verifies the new key's tokens without fetching again; the previous key
-//   leaves the JWKS a token lifetime after it stopped signing;
+//   pre-publication period verifies the new key's tokens without fetching again, one with jose's
+//   default 10-minute cache filled before the rotation fetches once for its cache's age (never for
+//   the unknown kid) and verifies them, and one whose cache never expires and was filled before
+//   the key was published cannot (why the period exists); the previous key leaves the JWKS a
+//   token lifetime after it stopped signing;
 // - the automatic rotation makes exactly one successor when due, even with processes racing
 //   (two services on one PostgreSQL database; on PGlite, calls at once in one);
 // - an emergency retirement refuses the key's tokens at once on every process (two services on
@@ -10,7 +13,16 @@
 //   signed by another key.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, customFetch, type JWK } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  decodeProtectedHeader,
+  type ExportedJWKSCache,
+  type JWK,
+  jwksCache,
+  jwtVerify,
+} from 'jose';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -69,6 +81,17 @@ for (const engine of engines()) {
       const oldKid = kidOf(before);
       const early = cachingServer();
       await verifyWith(early, before);
+      // a resource server with jose's default cache (10 minutes), whose cache (jose's jwksCache,
+      // as a serverless function keeps it between runs) was filled before the rotation; it never
+      // fetches for an unknown kid (cooldown without end): only its cache's age makes it fetch
+      const kept = {} as ExportedJWKSCache;
+      const defaultCache = (cache: ExportedJWKSCache) =>
+        createRemoteJWKSet(jwksUrl, { cooldownDuration: Number.POSITIVE_INFINITY, [jwksCache]: cache, [customFetch]: counted });
+      await verifyWith(defaultCache(kept), before);
+      assert.deepEqual(
+        kept.jwks.keys.map((k) => k.kid),
+        [oldKid],
+      );
 
       const change = await t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' });
       assert.equal(change.signing, oldKid, 'the current key goes on signing during the pre-publication period');
@@ -89,6 +112,12 @@ for (const engine of engines()) {
       assert.equal(kidOf(after), newKid, 'the new key signs once the pre-publication period is over');
       await verifyWith(duringPrepublication, after);
       assert.equal(fetches, fetchesBefore, 'the cached key set verified the new key without fetching again');
+      // the cache taken before the rotation, a pre-publication period (24 h) older: older than
+      // its 10 minutes, so it is fetched again on first use, and holds the new key
+      const aged = { ...kept, uat: kept.uat - 24 * HOUR };
+      await verifyWith(defaultCache(aged), after);
+      assert.equal(fetches, fetchesBefore + 1);
+      assert.ok(aged.jwks.keys.some((k) => k.kid === newKid));
       // a resource server with jose's defaults verifies both (it fetches on an unknown kid)
       const ordinary = createRemoteJWKSet(jwksUrl);
       await verifyWith(ordinary, after);
