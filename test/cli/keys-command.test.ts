@@ -121,6 +121,10 @@ for (const engine of engines()) {
         assert.ok(next, rotated.text);
         await assert.rejects(keys(env, ['rotate']), (err: Error) => err instanceof UsageError && /a rotation is under way already/.test(err.message));
 
+        await assert.rejects(
+          keys(env, ['retire', 'no-such-kid']),
+          (err: Error) => err instanceof UsageError && /no signing key has the id no-such-kid/.test(err.message),
+        );
         const asked = await keys(env, ['retire', kid]);
         assert.equal(asked.code, 1);
         assert.match(asked.text, /it signs now: another key signs at once.*Nothing was changed: run gatehouse keys retire \S+ --yes/);

@@ -134,9 +134,10 @@ export async function keysCommand(
       }
       case 'retire': {
         const listed = (await keys.list()).find((k) => k.kid === line.kid);
+        if (!listed) throw new UsageError(`no signing key has the id ${line.kid}: gatehouse keys list shows them`);
         if (!line.yes) {
           const what =
-            listed?.state === 'signing'
+            listed.state === 'signing'
               ? 'it signs now: another key signs at once (the pre-published next key if there is one, else a new key that resource servers fetch on first sight of its kid)'
               : 'it does not sign now';
           out(
