@@ -8,9 +8,10 @@
 // the first PGlite and the first service once (about 3.7 CPU-s) instead of once per file. The
 // files are grouped into bundles, each a module that imports its files, balanced by the time each
 // file took (test/durations.json, written by `npm run test:durations`; a file not listed counts as
-// the median), and node's runner runs the bundles two at a time. A file whose first lines say
-// `// test-runner: own process` (it patches a global, or measures its process) runs alone, as
-// do the files named on the command line.
+// the median), and node's runner runs them longest first, one more at a time than there are
+// cores. A file whose first lines say `// test-runner: own process` (it patches a global, or
+// measures its process) runs alone, as do the files named on the command line. PGlite databases
+// are lent and given back within a process (test/helpers/db.ts).
 //
 // Node 20's runner needs the .ts files named one by one: given a folder, or nothing, it looks
 // only for .js/.cjs/.mjs files, finds none and passes. So folders are expanded here, and a path
@@ -18,14 +19,16 @@
 // standard error for people, TAP on standard output for CI (its `# tests`, `# pass`, `# fail`).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-/** processes the shared files are spread over; node's runner runs two at a time */
+/** processes the shared files are spread over */
 const BUNDLES = Number(process.env.GATEHOUSE_TEST_BUNDLES || 8);
-/** test processes at once (two cores; many tests wait on a child process or a socket) */
-const CONCURRENCY = Number(process.env.GATEHOUSE_TEST_CONCURRENCY || 2);
+/** test processes at once: one more than the cores, as many tests wait on a child process, a
+ *  browser or a socket (on 2 cores: 6m13s at 3, 6m58s at 2; docs/benchmarks.md) */
+const CONCURRENCY = Number(process.env.GATEHOUSE_TEST_CONCURRENCY || availableParallelism() + 1);
 
 const USAGE = `Usage: npm test [-- [PATH]... [--test-name-pattern=REGEX] [--test-only]]
 
@@ -99,10 +102,23 @@ if (built !== 0) process.exit(built);
 const typecheck =
   everything && process.env.GATEHOUSE_TEST_TYPECHECK !== '0'
     ? exitOf(
-        spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'], {
-          cwd: root,
-          stdio: ['ignore', 'inherit', 'inherit'],
-        }),
+        spawn(
+          process.execPath,
+          [
+            join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+            '-p',
+            'tsconfig.json',
+            '--noEmit',
+            // what did not change since the last run is not checked again (a fresh clone checks all)
+            '--incremental',
+            '--tsBuildInfoFile',
+            join(root, 'node_modules', '.cache', 'gatehouse-test', 'tsconfig.tsbuildinfo'),
+          ],
+          {
+            cwd: root,
+            stdio: ['ignore', 'inherit', 'inherit'],
+          },
+        ),
       )
     : Promise.resolve(0);
 const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : [...new Set(files)];
@@ -159,9 +175,10 @@ function bundled(all) {
     // in the order of the suite, so a bundle's output reads like the files' own
     const lines = g.files.sort().map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};`);
     writeFileSync(file, `// ${g.files.length} test files sharing one process (scripts/test.mjs)\n${lines.join('\n')}\n`);
-    return file;
+    return { file, cost: g.cost };
   });
-  return [...bundles, ...own];
+  // the longest first, so that no long process starts last while the others have finished
+  return [...bundles, ...own.map((f) => ({ file: f, cost: cost(f) }))].sort((a, b) => b.cost - a.cost).map((b) => b.file);
 }
 
 function loadDurations() {

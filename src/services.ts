@@ -4,6 +4,9 @@
 import { FailureThrottle } from './oauth/failure-throttle.js';
 import type { TokenThrottleStore } from './oauth/throttle-store.js';
 import { BearerAuthenticator } from './access/authenticate.js';
+import type { RevokedTokenStore } from './oauth/revocation-store.js';
+import type { IntrospectionDeps } from './oauth/introspection.js';
+import type { RevocationDeps } from './oauth/revocation.js';
 import type { Caller } from './access/principal.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -43,6 +46,10 @@ export interface Services {
   /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
   tokenThrottle: FailureThrottle;
   bearer: BearerAuthenticator;
+  /** what RFC 7662 introspection reads (oauth/introspection.ts) */
+  introspection: IntrospectionDeps;
+  /** what RFC 7009 revocation reads and writes (oauth/revocation.ts) */
+  revocation: RevocationDeps;
   keys: KeyRing;
   /** rotation and retirement of the signing keys (the rotation job; `gatehouse keys` makes its own) */
   signingKeys: KeyService;
@@ -63,7 +70,7 @@ export type ServiceStores = Transactional<
     SsoStores &
     SsoSignInStores &
     TenantLoaderStores &
-    KeyServiceStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore }
+    KeyServiceStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
 
 /** The signing keys' rotation settings (keys/model.ts), from the configuration. */
@@ -95,6 +102,7 @@ export function createServices(deps: {
     clock,
   );
   const tenants = new TenantService(store, clock, { expiryGraceDays: config.expiryGraceDays });
+  const bearer = new BearerAuthenticator(tokens, store.principals, store.revokedTokens);
   const ssoSignIn = new SsoSignInService(store, sessions, clock, { baseUrl: config.baseUrl });
   return {
     clock,
@@ -116,7 +124,9 @@ export function createServices(deps: {
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),
-    bearer: new BearerAuthenticator(tokens, store.principals),
+    bearer,
+    introspection: { inspector: bearer, principals: store.principals, tenants: store.tenants, clock },
+    revocation: { tokens, revoked: store.revokedTokens },
     keys,
     signingKeys: new KeyService(store, box, clock, keyRotationSettings(config)),
     loaders: (caller) => {

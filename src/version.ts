@@ -22,7 +22,14 @@ function projectRoot(): string {
   return dir;
 }
 
+let loaded: VersionInfo | undefined;
+
 export function loadVersionInfo(): VersionInfo {
+  loaded ??= readVersionInfo();
+  return loaded;
+}
+
+function readVersionInfo(): VersionInfo {
   const root = projectRoot();
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const buildInfo = join(root, 'dist', 'build-info.json');

@@ -65,7 +65,8 @@ export type Permission =
   | 'subscriptions.manage'
   | 'users.read'
   | 'users.manage'
-  | 'sso.manage';
+  | 'sso.manage'
+  | 'tokens.introspect';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -100,6 +101,10 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'users.manage': [Administrator],
   /** SSO connections decide who signs in to the tenant: its (or a partner's) Administrators only */
   'sso.manage': [Administrator],
+  /** RFC 7662: a resource server learns whether a token of this tenant is still good and whose
+   *  it is. The tenant's (or a partner's) Administrators, and Operations for the vendor's own
+   *  services, which serve every tenant (docs/tokens.md) */
+  'tokens.introspect': [Administrator, Operations],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -121,4 +126,5 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'users.read': 'list users',
   'users.manage': 'manage users',
   'sso.manage': 'manage SSO connections',
+  'tokens.introspect': "introspect this tenant's access tokens",
 };

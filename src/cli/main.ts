@@ -43,7 +43,7 @@ Usage:
   gatehouse token              print an access token (of the login, or of an
                                API client by client credentials)
   gatehouse whoami             show who the login's token speaks for
-  gatehouse logout             forget the login's token on this machine
+  gatehouse logout             revoke the login's token, forget it here
 
   gatehouse <command> --help   help on one command
   gatehouse --version          print the version

@@ -173,9 +173,11 @@ ${CONFIG_DIR_HELP}
 export const LOGOUT_USAGE = `Usage:
   gatehouse logout [--url URL]
 
-Forgets the token that gatehouse login kept for --url (else for the server of
-the last login). The token itself stays valid on the server until it expires;
-to end every token of an account at once, an administrator resets its sign-in
+Revokes the token that gatehouse login kept for --url (else for the server of
+the last login) on that server (RFC 7009), then forgets it on this machine. If
+the server cannot be reached or refuses, the token is forgotten here all the
+same and a warning says how long it stays valid on the server. To end every
+token of an account at once, an administrator resets its sign-in
 (resetUserSignIn, or gatehouse users reset).
 
 After logging out of the current server no login is current, even if others

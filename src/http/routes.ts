@@ -18,6 +18,8 @@ import { type DatabaseHealth, liveness, readiness } from './health.js';
 import { countRequests } from './metrics.js';
 import { DEVICE_AUTHORIZATION_PATH, deviceAuthorization } from './oauth/device-authorization.js';
 import { discovery, JWKS_PATH, METADATA_PATH } from './oauth/metadata.js';
+import { INTROSPECTION_PATH, introspectionEndpoint } from './oauth/introspection-endpoint.js';
+import { REVOCATION_PATH, revocationEndpoint } from './oauth/revocation-endpoint.js';
 import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
@@ -81,6 +83,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
         device: services.device,
         metrics,
         audience: config.baseUrl,
+        region: config.region,
       }),
     );
     oauth.get(TOKEN_PATH, { config: { oauthEndpoint: 'token endpoint' } }, tokenEndpointPostOnly);
@@ -89,6 +92,28 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       DEVICE_AUTHORIZATION_PATH,
       { config: { oauthEndpoint: 'device authorization' } },
       deviceAuthorization({ device: services.device, baseUrl: config.baseUrl }),
+    );
+    // POST /auth/api/v2/auth/introspect (RFC 7662): API clients whose roles allow it
+    oauth.post(
+      INTROSPECTION_PATH,
+      { config: { oauthEndpoint: 'introspection endpoint' } },
+      introspectionEndpoint({
+        credentials: services.credentials,
+        throttle: services.tokenThrottle,
+        region: config.region,
+        ...services.introspection,
+      }),
+    );
+    // POST /auth/api/v2/auth/revoke (RFC 7009): a client's own tokens
+    oauth.post(
+      REVOCATION_PATH,
+      { config: { oauthEndpoint: 'revocation endpoint' } },
+      revocationEndpoint({
+        credentials: services.credentials,
+        throttle: services.tokenThrottle,
+        region: config.region,
+        ...services.revocation,
+      }),
     );
   });
 
@@ -120,7 +145,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   // Browser pages (pages/page-scope.ts: session cookie, forms with CSRF tokens, CSP, no-store,
   // failures as pages)
   await app.register(async (pages) => {
-    const kit = pageScope(pages, { services, baseUrl: config.baseUrl, vendor: config.vendorName });
+    const kit = pageScope(pages, { services, baseUrl: config.baseUrl, vendor: config.vendorName, region: config.region });
 
     // their files: GET /ui/gatehouse.css, GET /ui/copy.js
     pages.get(STYLESHEET_PATH, stylesheet);

@@ -15,6 +15,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** the OAuth endpoint a route is (http/oauth/scope.ts): the log names it when it fails, and
      *  the token endpoint's errors are counted */
-    oauthEndpoint?: 'token endpoint' | 'device authorization';
+    oauthEndpoint?: 'token endpoint' | 'device authorization' | 'introspection endpoint' | 'revocation endpoint';
   }
 }

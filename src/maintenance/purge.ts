@@ -2,7 +2,7 @@
 // absolute or idle end, device authorizations a day after they expired (until then a late poll
 // still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
 // or window (sign-in, device login) or their window (token endpoint), recognised browsers past
-// their time, SAML requests and used-assertion ids past their time. And the tenants' subtree sizes, appended a row per change, are folded into one row per
+// their time, SAML requests and used-assertion ids past their time, revocations of tokens that have expired. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
 // may run at once.
 import type { Clock } from '../clock.js';
@@ -15,6 +15,7 @@ import type { SsoStore } from '../sso/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import { WINDOW_MS } from '../oauth/failure-throttle.js';
+import type { RevokedTokenStore } from '../oauth/revocation-store.js';
 
 export interface PurgeStores {
   sessions: Pick<SessionStore, 'deleteExpiredSessions'>;
@@ -24,6 +25,7 @@ export interface PurgeStores {
   sso: Pick<SsoStore, 'purgeExpired'>;
   tokenThrottle: Pick<TokenThrottleStore, 'deleteStaleTokenThrottle'>;
   tenants: Pick<TenantStore, 'foldSubtreeSizes'>;
+  revokedTokens: Pick<RevokedTokenStore, 'deleteExpiredRevocations'>;
 }
 
 /** how long an expired device authorization is kept */
@@ -39,6 +41,8 @@ export interface Purged {
   recognisedBrowsers: number;
   /** subtree-size rows folded into one per tenant (they are appended by every tenant created) */
   subtreeSizeRows: number;
+  /** revocations (RFC 7009) of tokens now expired, refused for that reason alone */
+  revokedTokens: number;
 }
 
 export async function purgeExpired(store: PurgeStores, clock: Clock, settings: { sessionIdleSeconds: number }): Promise<Purged> {
@@ -52,5 +56,7 @@ export async function purgeExpired(store: PurgeStores, clock: Clock, settings: {
     samlRecords: await store.sso.purgeExpired(now),
     recognisedBrowsers: await store.signIn.deleteExpiredBrowsers(now),
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),
+    // a token is refused CLOCK_SKEW_SECONDS after its exp at the latest; a minute is ample
+    revokedTokens: await store.revokedTokens.deleteExpiredRevocations(new Date(now.getTime() - 60_000)),
   };
 }

@@ -14,6 +14,7 @@ import type { RoleName } from '../access/roles.js';
 import { isCanonicalUuid, TENANT_ID_PATTERN } from '../ids.js';
 import { possibleClientId } from '../credentials/model.js';
 import { SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
+import { REGIONS } from '../config/settings.js';
 
 export interface TokenSubject {
   kind: 'client' | 'user';
@@ -222,6 +223,14 @@ export class AccessTokens {
       this.verified.delete(token);
     }
     checkForm(token);
+    // another region's token fails its signature here (each region is its own deployment, with
+    // its own keys): say which region it belongs to instead, as only a known region's name
+    const claimed = jsonObject(token.split('.')[1]!)?.region;
+    if (claimed !== this.settings.region && typeof claimed === 'string' && (REGIONS as readonly string[]).includes(claimed)) {
+      throw new InvalidToken(
+        `the token was issued in region ${claimed} and this server is region ${this.settings.region}: a token works only in the region whose deployment issued it`,
+      );
+    }
     let payload: JWTPayload;
     let kid = '';
     try {

@@ -28,5 +28,14 @@ export class OAuthError extends Error {
 }
 
 export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);
-export const invalidClient = () =>
-  new OAuthError('invalid_client', 'client authentication failed', 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
+/** `region`: this deployment's, named by the endpoints that take a client's secret, since
+ *  credentials are valid only in the region whose deployment issued them. */
+export const invalidClient = (region?: string) =>
+  new OAuthError(
+    'invalid_client',
+    region === undefined
+      ? 'client authentication failed'
+      : `client authentication failed: this deployment (region ${region}) has no live client with these credentials; credentials work only in the region whose deployment issued them`,
+    401,
+    { 'www-authenticate': 'Basic realm="gatehouse"' },
+  );

@@ -5,8 +5,8 @@
 // listings (any write to a client or its secrets).
 //
 // The same list is kept twice, by necessity: here, for the writes of this process (write-watch.ts
-// sees them as they happen), and in the triggers of migrations 20261126T0900-auth-changes and
-// 20261128T0900-listing-changes, for the writes of every process on one PostgreSQL
+// sees them as they happen), and in the triggers of migrations 20261126T0900-auth-changes,
+// 20261128T0900-listing-changes and 20261130T1000-revoked-tokens, for the writes of every process on one PostgreSQL
 // (change-listener.ts hears them). A test compares the two (test/store/auth-changes.test.ts).
 
 /** Per table: the columns whose update is a change ('*': any update), and whether an insert is. */
@@ -23,6 +23,8 @@ export const AUTH_TABLES: Readonly<Record<string, { updates: readonly string[] |
   },
   role_assignments: { updates: '*', inserts: true },
   signing_keys: { updates: '*', inserts: true },
+  // a revoked token (RFC 7009) ends at once: its cached "not revoked" is void
+  revoked_tokens: { updates: '*', inserts: true },
 };
 
 /** The NOTIFY channel; the payload is the schema written to, so deployments sharing a database ignore each other. */

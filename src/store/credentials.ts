@@ -243,12 +243,13 @@ export function credentialStore(db: Kysely<Database>, clock: Clock): CredentialS
     },
 
     async recordSecretUse(uses) {
-      // one statement per batch of a flush (two bind parameters a use; PostgreSQL takes 65535)
+      // one statement per batch of a flush (two bind parameters a use; PostgreSQL takes 65535);
+      // several uses of one secret count as its latest (an UPDATE … FROM applies one matching row)
       for (let i = 0; i < uses.length; i += USES_PER_STATEMENT) {
         const rows = uses.slice(i, i + USES_PER_STATEMENT).map((u) => sql`(${u.secretId}::uuid, ${u.at}::timestamptz)`);
         await sql`
           update client_secrets as s set last_used_at = greatest(s.last_used_at, v.at)
-          from (values ${sql.join(rows)}) as v (id, at)
+          from (select id, max(at) as at from (values ${sql.join(rows)}) as u (id, at) group by id) as v
           where s.id = v.id`.execute(db);
       }
     },

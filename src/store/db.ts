@@ -37,6 +37,9 @@ export type DbOptions =
    *  process. By default: one line on standard error, exit 1. */
   | { engine: 'pglite'; dataDir: string; onLockLost?: (reason: string) => void }
   | { engine: 'pglite'; image: Blob }
+  /** an instance lent by its owner (the tests' pool of migrated databases): close() gives it
+   *  back instead of closing it, and every query after that is refused */
+  | { engine: 'pglite'; lent: PGlite; giveBack: () => Promise<void> }
   | { engine: 'postgres'; url: string; schema?: string; poolSize?: number };
 
 // int8 comes back from pg as text; PGlite would answer numbers (losing digits beyond 2^53).
@@ -72,8 +75,19 @@ export async function openDb(options: DbOptions): Promise<Db> {
       await unlock();
       throw new Error(`cannot open the embedded database in ${dir}/pgdata: ${(err as Error).message}`, { cause: err });
     }
+  } else if ('lent' in options) {
+    pglite = options.lent;
+    let lent = true;
+    assertHeld = () => {
+      if (!lent) throw new Error('this database was closed');
+    };
+    unlock = async () => {
+      if (!lent) return;
+      lent = false;
+      await options.giveBack();
+    };
   } else {
-    pglite = await PGlite.create({ loadDataDir: options.image, ...PGLITE_OPTIONS });
+    pglite = await pgliteFromImage(options.image);
   }
   // every query first checks that the folder's lease is still ours (a paused process may have lost it)
   const changes = new ChangeSignal();
@@ -88,6 +102,10 @@ export async function openDb(options: DbOptions): Promise<Db> {
     },
     close: async () => {
       await kysely.destroy();
+      if ('lent' in options) {
+        await unlock();
+        return;
+      }
       if (!pglite.closed) {
         // PGlite does not fsync on its own; a checkpoint before close leaves a clean folder.
         await pglite.exec('checkpoint').catch(() => {});
@@ -96,6 +114,11 @@ export async function openDb(options: DbOptions): Promise<Db> {
       await unlock();
     },
   };
+}
+
+/** An embedded database in memory, loaded from a data-folder image (dumpDataDir). */
+export function pgliteFromImage(image: Blob): Promise<PGlite> {
+  return PGlite.create({ loadDataDir: image, ...PGLITE_OPTIONS });
 }
 
 async function openPostgres(url: string, schema: string | undefined, poolSize = 10): Promise<Db> {

@@ -20,6 +20,7 @@ import type { SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
 import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
+import type { RevokedTokenStore } from '../oauth/revocation-store.js';
 import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
 import { credentialStore } from './credentials.js';
@@ -37,6 +38,7 @@ import { signInStore } from './signin.js';
 import { userStore } from './users.js';
 import { ssoStore } from './sso.js';
 import { tokenThrottleStore } from './token-throttle.js';
+import { revokedTokenStore } from './revoked-tokens.js';
 
 export interface Store {
   tenants: TenantStore;
@@ -53,6 +55,8 @@ export interface Store {
   sso: SsoStore;
   /** the token endpoint's shared failure counts */
   tokenThrottle: TokenThrottleStore;
+  /** revoked access tokens (RFC 7009) */
+  revokedTokens: RevokedTokenStore;
   audit: AuditStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
@@ -94,6 +98,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     device: deviceStore(db),
     sso: ssoStore(db),
     tokenThrottle: tokenThrottleStore(db),
+    revokedTokens: revokedTokenStore(db),
     audit: auditStore(db),
     keys: keyStore(db),
     transaction: async (fn) => {
@@ -116,6 +121,7 @@ function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number
   const authClients = new ReadCache<NonNullable<Awaited<ReturnType<CredentialStore['findAuthClient']>>>>(changes, options);
   const principals = new ReadCache<NonNullable<Awaited<ReturnType<PrincipalStore['findUserPrincipal']>>>>(changes, options);
   const assignments = new ReadCache<Awaited<ReturnType<PrincipalStore['findAssignments']>>>(changes, options);
+  const revocations = new ReadCache<Awaited<ReturnType<RevokedTokenStore['findRevocation']>>>(changes, options);
   const scopes = new ReadCache<NonNullable<Awaited<ReturnType<TenantStore['findScope']>>>>(changes, options);
   const listings = new ReadCache<Awaited<ReturnType<CredentialStore['listClients']>>>(changes, {
     max: LISTING_ENTRIES,
@@ -142,5 +148,10 @@ function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number
       findAssignments: async (kind, id) => (await assignments.get(`${kind} ${id}`, () => store.principals.findAssignments(kind, id))) ?? [],
     },
     tenants: { ...store.tenants, findScope: (id) => scopes.get(id, () => store.tenants.findScope(id)) },
+    // every authenticated request asks; "not revoked" is an object, so it is kept too
+    revokedTokens: {
+      ...store.revokedTokens,
+      findRevocation: async (jti) => (await revocations.get(jti, () => store.revokedTokens.findRevocation(jti))) ?? { revoked: false },
+    },
   };
 }

@@ -332,6 +332,13 @@ export interface SsoIdentitiesTable {
   last_sign_in_at: NullableTimestamp;
 }
 
+/** RFC 7009 revocations (oauth/revocation-store.ts), kept until the token's expiry */
+export interface RevokedTokensTable {
+  jti: string;
+  tenant_id: Int8;
+  expires_at: Timestamp;
+}
+
 export interface TokenFailuresTable {
   /** `pair:<client id> <address>` or `address:<address>` (oauth/failure-throttle.ts) */
   key: string;
@@ -369,6 +376,7 @@ export interface Database {
   sign_in_failures: SignInFailuresTable;
   recognised_browsers: RecognisedBrowsersTable;
   token_failures: TokenFailuresTable;
+  revoked_tokens: RevokedTokensTable;
   token_trust: TokenTrustTable;
   device_authorizations: DeviceAuthorizationsTable;
   clients: ClientsTable;

@@ -83,6 +83,8 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where('setup_token_hash', '=', setupTokenHash)
         .where('setup_expires_at', '>', at)
         .where('disabled_at', 'is', null)
+        // active as findSetupRecord says: the user's tenant enabled too (it may be disabled between the two)
+        .where((eb) => eb.exists(eb.selectFrom('tenants as t').select('t.id').whereRef('t.id', '=', 'users.tenant_id').where('t.enabled', '=', true)))
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },

@@ -4,7 +4,8 @@
 // the command's name); an unreachable server or one that is not Gatehouse named as such; `token`
 // by client credentials (secret from the environment, --json, --scope, a wrong secret); `whoami`
 // on a token the server stopped accepting, an expired one, and a loosened file (with a chmod that
-// a shell reads as one word); logout leaving no login current; crafted credentials files; which
+// a shell reads as one word); logout revoking the token on the server (or saying why it could not)
+// and leaving no login current; crafted credentials files; which
 // pages --open hands to the browser; metadata that names another server, or redirects; and
 // login's polling against a scripted server: every RFC 8628 answer (slow_down makes the next poll
 // wait 5 s longer; a server error or no answer in time is retried three times), a missing
@@ -197,6 +198,34 @@ describe('client commands against a running service', () => {
     assert.match(r.stderr, /credentials\.json is not a file gatehouse wrote; remove it and run gatehouse login again/);
     assert.equal(readFileSync(join(broken, 'credentials.json'), 'utf8'), 'not json', 'left as it was');
   });
+
+  it('logout revokes the token on the server, then forgets it; a server out of reach is reported, the login forgotten all the same', async () => {
+    const made = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } } }', { e: 'cli-logout@example.com' });
+    assert.equal(made.body.errors, undefined, made.text);
+    const token = (await t.service.services.tokens.issue({ kind: 'user', id: made.body.data.createUser.user.id, tenantId: '1' })).token;
+    const dir = storedLogin(token);
+    assert.equal((await version(token)).status, 200);
+    const out = await run(['logout'], { GATEHOUSE_CONFIG_DIR: dir });
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(
+      out.stdout,
+      /^Logged out of http:\/\/127\.0\.0\.1:\d+ \(cli@example\.com\): the token was revoked on the server and is no longer kept on this machine\.\n$/,
+    );
+    assert.equal(out.stderr, '');
+    assert.equal((await version(token)).status, 401, 'the server no longer accepts it');
+    assert.ok(forgotten(dir), 'no login kept');
+
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const away = credentialsDir([nobody], nobody);
+    const offline = await run(['logout'], { GATEHOUSE_CONFIG_DIR: away });
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.match(offline.stdout, /^Logged out of http:\/\/127\.0\.0\.1:\d+ \(user0@example\.com\): the token is no longer kept on this machine\.\n$/);
+    assert.match(
+      offline.stderr,
+      /^warning: could not revoke the token on the server: cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused; .*\. The token stays valid there until \d{4}-/,
+    );
+    assert.ok(forgotten(away), 'no login kept, though the token could not be revoked');
+  });
 });
 
 /** A credentials folder as login leaves it, with these logins (token only, no server behind them). */
@@ -220,6 +249,8 @@ function credentialsDir(servers: string[], current: string | undefined, dir = fr
 }
 
 const readCredentials = (dir: string) => JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8'));
+/** no login kept in the folder (the file goes with the last one) */
+const forgotten = (dir: string) => !existsSync(join(dir, 'credentials.json')) || Object.keys(readCredentials(dir).logins).length === 0;
 
 describe('client commands: the kept logins', () => {
   const prod = 'https://prod.example.com';
@@ -227,7 +258,8 @@ describe('client commands: the kept logins', () => {
 
   it('logout of the current server leaves none current, says which remain; the others are then picked with --url', async () => {
     const dir = credentialsDir([prod, staging], staging);
-    const out = await run(['logout'], { GATEHOUSE_CONFIG_DIR: dir });
+    // no server behind these addresses: logout's revocation fails fast and is only a warning
+    const out = await run(['logout'], { GATEHOUSE_CONFIG_DIR: dir, GATEHOUSE_HTTP_TIMEOUT_MS: '3000' });
     assert.equal(out.code, 0, out.stderr);
     assert.match(
       out.stdout,
@@ -242,7 +274,7 @@ describe('client commands: the kept logins', () => {
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /no current login .*; still logged in to: https:\/\/prod\.example\.com; use --url \(or GATEHOUSE_URL\) to pick one\n$/);
     }
-    const again = await run(['logout'], { GATEHOUSE_CONFIG_DIR: dir });
+    const again = await run(['logout'], { GATEHOUSE_CONFIG_DIR: dir, GATEHOUSE_HTTP_TIMEOUT_MS: '3000' });
     assert.match(again.stdout, /^No current login; nothing to forget; still logged in to: https:\/\/prod\.example\.com/);
     assert.deepEqual(Object.keys(readCredentials(dir).logins), [prod], 'nothing forgotten without --url');
 

@@ -9,10 +9,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
-import { openDb, type Db, type Engine } from '../../src/store/db.js';
+import { openDb, pgliteFromImage, type Db, type Engine } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { PGliteDialect } from '../../src/store/pglite-dialect.js';
 import { Kysely, Migrator, sql } from 'kysely';
@@ -53,12 +54,75 @@ export type TestDb = Db & { url?: string };
 
 export async function openTestDb(engine: Engine): Promise<TestDb> {
   if (engine === 'pglite') {
-    imagePromise ??= pgliteImage();
-    const image = await imagePromise;
-    return openDb({ engine: 'pglite', image: new Blob([image]) });
+    const pglite = await leasePglite();
+    return openDb({ engine: 'pglite', lent: pglite, giveBack: () => giveBack(pglite) });
   }
   templatePromise ??= migratedTemplate();
   return openTestDatabase(8, await templatePromise);
+}
+
+// PGlite instances are lent and given back: loading the image costs about half a CPU-second, and
+// a suite opens about a hundred. A database given back is emptied (every table but the
+// migrations' truncated, its sequence restarted, the session reset) and checked: the same tables,
+// columns, indexes, constraints, triggers and functions as the migrated image, or it is closed
+// instead. The migrations write no rows of their own, so empty is what a fresh copy holds.
+const idle: PGlite[] = [];
+// an open PGlite keeps its process alive: the idle ones are closed after the process's last test
+after(async () => {
+  for (const pglite of idle.splice(0)) await pglite.close().catch(() => {});
+});
+let schemaPromise: Promise<string> | undefined;
+
+/** Everything a test could have changed in the schema, as one string to compare. */
+async function schemaOf(pglite: PGlite): Promise<string> {
+  const { rows } = await pglite.query<{ d: string }>(
+    `select string_agg(d, E'\n' order by d) as d from (
+       select format('column %s.%s %s %s %s', table_name, column_name, data_type, is_nullable, column_default) as d
+         from information_schema.columns where table_schema = current_schema()
+       union all select format('index %s', indexdef) from pg_indexes where schemaname = current_schema()
+       union all select format('constraint %s %s', conname, pg_get_constraintdef(c.oid))
+         from pg_constraint c join pg_namespace n on n.oid = c.connamespace where n.nspname = current_schema()
+       union all select format('trigger %s %s', tgname, pg_get_triggerdef(t.oid))
+         from pg_trigger t join pg_class r on r.oid = t.tgrelid join pg_namespace n on n.oid = r.relnamespace
+         where n.nspname = current_schema() and not t.tgisinternal
+       union all select format('function %s %s', p.proname, md5(pg_get_functiondef(p.oid)))
+         from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = current_schema()
+       union all select format('relation %s %s', relname, relkind)
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema()
+     ) s`,
+  );
+  return rows[0]?.d ?? '';
+}
+
+async function leasePglite(): Promise<PGlite> {
+  const reused = idle.pop();
+  if (reused) return reused;
+  imagePromise ??= pgliteImage();
+  const pglite = await pgliteFromImage(new Blob([await imagePromise]));
+  schemaPromise ??= schemaOf(pglite);
+  await schemaPromise;
+  return pglite;
+}
+
+async function giveBack(pglite: PGlite): Promise<void> {
+  if (pglite.closed) return;
+  try {
+    // a transaction a test left open is rolled back (outside one, PostgreSQL only warns)
+    await pglite.exec('rollback');
+    const { rows } = await pglite.query<{ t: string }>(
+      `select format('%I', relname) as t from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = current_schema() and c.relkind in ('r', 'p') and relname not like 'gatehouse_migrations%'`,
+    );
+    await pglite.exec(`truncate ${rows.map((r) => r.t).join(', ')} restart identity cascade; reset all; select pg_advisory_unlock_all()`);
+    const applied = await pglite.query<{ n: string }>('select count(*) as n from gatehouse_migrations');
+    if ((await schemaOf(pglite)) === (await schemaPromise) && Number(applied.rows[0]!.n) === Object.keys(migrations).length) {
+      idle.push(pglite);
+      return;
+    }
+  } catch {
+    // not reusable: closed below
+  }
+  await pglite.close().catch(() => {});
 }
 
 let templatePromise: Promise<string> | undefined;

@@ -195,7 +195,7 @@ for (const engine of transportEngines()) {
         ['exp not a number', await signWithOurKey({ exp: 'tomorrow' }), /the token's exp claim is not valid/],
         ['expired', await signWithOurKey({ iat: now - 7200, exp: now - 3600 }), /the token has expired/],
         ['not yet valid', await signWithOurKey({ nbf: now + 86400 }), /not valid yet \(nbf\)/],
-        ['another region', await signWithOurKey({ region: 'eu1' }), /for another region than this server's \(us1\)/],
+        ['another region', await signWithOurKey({ region: 'eu1' }), /the token was issued in region eu1 and this server is region us1/],
         ['too long', 'a'.repeat(9000), /longer than 8192 characters/],
       ];
       const remedy =

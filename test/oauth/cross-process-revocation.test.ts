@@ -3,7 +3,7 @@
 // live 5 minutes (GATEHOUSE_AUTH_CACHE_SECONDS=300). Each change is made through process A (or
 // straight in the database, as an operator's SQL would); process B, whose caches hold the
 // credentials from a moment before, refuses the old secret and the old token once it has heard
-// the change. The deadline is generous (a loaded CI machine); what the test holds B to is that it
+// the change (a revoked token too). The deadline is generous (a loaded CI machine); what the test holds B to is that it
 // stops accepting long before its caches' lifetime, which only the notification explains. The
 // guessing throttle's counts are shared too: failures through A count in B. So are the cached
 // client listings: a client created or deleted through A shows in B's listing.
@@ -159,6 +159,22 @@ describe('revocation across processes on one PostgreSQL', { skip }, () => {
     await refusedWithin('the token of the old secret', async () => (await gql(b.port, c.token, LIST)).status === 401);
     // the new secret works on B at once: it was heard as a change too
     await tokenOf(b.port, c.clientId, rot.body.data.forceRotateClientSecret.client_secret);
+  });
+
+  it('a token revoked through A (RFC 7009): B refuses it, though it served it a moment before', async () => {
+    const c = await warmClient('to-revoke-token');
+    const res = await fetch(`http://127.0.0.1:${a.port}/auth/api/v2/auth/revoke`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ token: c.token }),
+    });
+    assert.equal(res.status, 200);
+    await refusedWithin('the revoked token', async () => (await gql(b.port, c.token, LIST)).status === 401);
+    // the client and its secret are untouched: B issues it a new token that works
+    assert.equal((await gql(b.port, await tokenOf(b.port, c.clientId, c.secret), LIST)).status, 200);
   });
 
   it('a tenant disabled through A: B refuses its client and the token', async () => {

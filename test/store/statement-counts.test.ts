@@ -82,6 +82,8 @@ for (const engine of engines()) {
       assert.deepEqual(first, [
         // the signing keys, read again by the key ring once per change, before the token is verified
         'select signing_keys',
+        // whether the token's id was revoked (RFC 7009; cached, store/index.ts findRevocation)
+        'select revoked_tokens',
         // the principal behind the Bearer token, and its roles
         'select clients',
         'select role_assignments',

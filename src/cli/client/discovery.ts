@@ -11,6 +11,8 @@ export interface ServerMetadata {
   issuer: string;
   token_endpoint: string;
   device_authorization_endpoint?: string;
+  /** RFC 7009; absent on a server without revocation */
+  revocation_endpoint?: string;
 }
 
 export async function discover(base: string, signal?: AbortSignal): Promise<ServerMetadata> {
@@ -33,10 +35,12 @@ export async function discover(base: string, signal?: AbortSignal): Promise<Serv
   }
   const issuer = checkedIssuer(base, res.body.issuer);
   const device = res.body.device_authorization_endpoint;
+  const revocation = res.body.revocation_endpoint;
   return {
     issuer: issuer.href,
     token_endpoint: checkedEndpoint(base, issuer, 'token_endpoint', token),
     ...(typeof device === 'string' ? { device_authorization_endpoint: checkedEndpoint(base, issuer, 'device_authorization_endpoint', device) } : {}),
+    ...(typeof revocation === 'string' ? { revocation_endpoint: checkedEndpoint(base, issuer, 'revocation_endpoint', revocation) } : {}),
   };
 }
 

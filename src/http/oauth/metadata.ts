@@ -4,6 +4,8 @@ import { SCOPE_NAMES } from '../../access/scope.js';
 import type { KeyRing } from '../../keys/key-ring.js';
 import { SIGNING_ALG } from '../../keys/key-ring.js';
 import { DEVICE_AUTHORIZATION_PATH } from './device-authorization.js';
+import { INTROSPECTION_PATH } from './introspection-endpoint.js';
+import { REVOCATION_PATH } from './revocation-endpoint.js';
 import { GRANT_TYPES, TOKEN_PATH } from './token-endpoint.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -15,6 +17,12 @@ export function authorizationServerMetadata(issuer: string) {
     token_endpoint: `${issuer}${TOKEN_PATH}`,
     device_authorization_endpoint: `${issuer}${DEVICE_AUTHORIZATION_PATH}`,
     jwks_uri: `${issuer}${JWKS_PATH}`,
+    // RFC 7662: API clients whose roles allow it (docs/tokens.md)
+    introspection_endpoint: `${issuer}${INTROSPECTION_PATH}`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    // RFC 7009: a client's own tokens; `none`: gatehouse-cli revokes its user token at logout
+    revocation_endpoint: `${issuer}${REVOCATION_PATH}`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     grant_types_supported: [...GRANT_TYPES],
     // `none`: the public client of the device flow (gatehouse-cli)
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

@@ -48,8 +48,9 @@ export interface PageOptions {
   refreshTo?: string;
 }
 
-/** The page shell: one column, the service's name, the content. */
-export function page(title: string, body: Html, opts: { vendor: string } & PageOptions): string {
+/** The page shell: one column, the service's name (and region: each region is a deployment of its
+ *  own, whose accounts and sessions are its own), the content. */
+export function page(title: string, body: Html, opts: { vendor: string; region?: string } & PageOptions): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
@@ -67,7 +68,7 @@ ${
 )}</head>
 <body>
 <main${opts.wide ? html` class="wide"` : ''}>
-<p class="brand">${opts.vendor}</p>
+<p class="brand">${opts.vendor}${opts.region ? html` · region ${opts.region}` : ''}</p>
 ${opts.nav ?? ''}<h1>${title}</h1>
 ${body}
 </main>

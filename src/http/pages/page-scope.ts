@@ -16,6 +16,8 @@ export interface PageScopeDeps {
   services: Services;
   baseUrl: string;
   vendor: string;
+  /** shown beside the vendor on every page: a session is good only in its region's deployment */
+  region?: string;
 }
 
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -54,7 +56,7 @@ export function pageScope(scope: FastifyInstance, deps: PageScopeDeps): PageKit 
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page(title, body, { vendor, ...opts }));
+      .send(page(title, body, { vendor, ...(deps.region ? { region: deps.region } : {}), ...opts }));
   };
 
   // A failure the routes did not answer themselves (a body Fastify refused, a bug): a page, not

@@ -16,7 +16,10 @@ export interface DevicePolls {
   poll(deviceCode: string, clientId: string): Promise<PollResult>;
 }
 
-export async function deviceCodeGrant(deps: { device: DevicePolls; tokens: AccessTokens }, params: TokenParams): Promise<TokenResponse> {
+export async function deviceCodeGrant(
+  deps: { device: DevicePolls; tokens: AccessTokens; region: string },
+  params: TokenParams,
+): Promise<TokenResponse> {
   const clientId = publicClient(params);
   if (!params.device_code) throw invalidRequest('device_code is required');
   const result = await deps.device.poll(params.device_code, clientId);
@@ -30,7 +33,10 @@ export async function deviceCodeGrant(deps: { device: DevicePolls; tokens: Acces
     case 'denied':
       throw new OAuthError('access_denied', 'the person denied this device');
     case 'invalid':
-      throw new OAuthError('invalid_grant', 'the device code is not valid (unknown, of another client, or already used)');
+      throw new OAuthError(
+        'invalid_grant',
+        `the device code is not valid in this deployment (region ${deps.region}): unknown, of another client, or already used; a device code works only with the server of the region that issued it`,
+      );
   }
   const issued = await deps.tokens.issue({ kind: 'user', id: result.userId, tenantId: result.tenantId });
   return { access_token: issued.token, expires_in: issued.expiresIn, expiry: issued.expiresAt.toISOString(), token_type: 'Bearer' };

@@ -290,9 +290,7 @@ for (const engine of engines()) {
       assert.equal((await c.store.credentials.getClient(other.id)).lastUsedAt, null, 'another client’s secret is untouched');
     });
 
-    it('recordSecretUse keeps the latest use when one call holds several uses of a secret', {
-      todo: 'UPDATE … FROM (VALUES …) applies one arbitrary matching row per secret, not the greatest: a later use in the same call can be lost; the only caller (LastUsedBuffer) sends one use per secret',
-    }, async () => {
+    it('recordSecretUse keeps the latest use when one call holds several uses of a secret', async () => {
       const row = await insert(a);
       const s = secretRow(row);
       await c.store.credentials.insertSecret(s);
