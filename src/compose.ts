@@ -11,7 +11,7 @@ import { SealedBox, resolveEncryptionKeys } from './crypto/sealed-box.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { KeyRing } from './keys/key-ring.js';
-import { createServices, type Services } from './services.js';
+import { createServices, keyRotationSettings, type Services } from './services.js';
 import type { Db } from './store/db.js';
 import { createStore, type Store } from './store/index.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -64,7 +64,7 @@ export async function createService(opts: {
   const store = createStore(db.kysely, clock, { changes, cacheLifetimeMs });
   const bootstrapped = await bootstrap(store, config, clock);
   const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
-  const keys = await KeyRing.open(store, box, clock, logger);
+  const keys = await KeyRing.open(store, box, clock, logger, { tokenLifetimeMs: keyRotationSettings(config).tokenLifetimeMs, changes });
   const resealed = await resealTotpSecrets(store, box);
   if (resealed > 0) logger.info({ resealed }, 're-sealed TOTP secrets under the first encryption key');
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
@@ -107,6 +107,22 @@ export async function createService(opts: {
         everyMs: purgeMs,
         run: () => services.sso.refreshDue(),
         logged: (done) => (done.refreshed + done.failed > 0 ? ['info', { ...done }, 'refreshed SSO metadata'] : undefined),
+      }),
+      // a successor signing key once the signer has signed GATEHOUSE_SIGNING_KEY_ROTATE_DAYS (less
+      // the pre-publication period), checked at the purge's pace; any process may run it: under the
+      // key lock exactly one successor is made (keys/service.ts)
+      job({
+        name: 'signing-key rotation',
+        everyMs: purgeMs,
+        run: () => services.signingKeys.rotateIfDue(),
+        logged: (done) =>
+          done?.next
+            ? [
+                'info',
+                { kid: done.next.kid, signsFrom: done.next.signsFrom.toISOString() },
+                'published the next signing key: it signs from signsFrom',
+              ]
+            : undefined,
       }),
     ],
     logger,

@@ -13,8 +13,10 @@ import type { Config } from './config.js';
 import type { LastUsedRecorder } from './credentials/last-used.js';
 import { CredentialService, type CredentialStores } from './credentials/service.js';
 import type { KeyRing } from './keys/key-ring.js';
+import { rotationSettings, type RotationSettings } from './keys/model.js';
+import { KeyService, type KeyServiceStores } from './keys/service.js';
 import { LabelService, type LabelStores } from './labels/service.js';
-import { AccessTokens } from './oauth/access-token.js';
+import { AccessTokens, CLOCK_SKEW_SECONDS } from './oauth/access-token.js';
 import type { PrincipalStore } from './access/store.js';
 import type { Transactional } from './transaction.js';
 import { SubscriptionService, type SubscriptionStores } from './subscriptions/service.js';
@@ -49,6 +51,8 @@ export interface Services {
   /** what RFC 7009 revocation reads and writes (oauth/revocation.ts) */
   revocation: RevocationDeps;
   keys: KeyRing;
+  /** rotation and retirement of the signing keys (the rotation job; `gatehouse keys` makes its own) */
+  signingKeys: KeyService;
   /** batch loaders for one request */
   loaders(caller: Caller): TenantLoaders;
 }
@@ -65,8 +69,21 @@ export type ServiceStores = Transactional<
     DeviceStores &
     SsoStores &
     SsoSignInStores &
-    TenantLoaderStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
+    TenantLoaderStores &
+    KeyServiceStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
+
+/** The signing keys' rotation settings (keys/model.ts), from the configuration. */
+export function keyRotationSettings(
+  config: Pick<Config, 'signingKeyRotateDays' | 'signingKeyPrepublishHours' | 'tokenTtlSeconds'>,
+): RotationSettings {
+  return rotationSettings({
+    rotateDays: config.signingKeyRotateDays,
+    prepublishHours: config.signingKeyPrepublishHours,
+    tokenTtlSeconds: config.tokenTtlSeconds,
+    clockSkewSeconds: CLOCK_SKEW_SECONDS,
+  });
+}
 
 export function createServices(deps: {
   config: Config;
@@ -111,6 +128,7 @@ export function createServices(deps: {
     introspection: { inspector: bearer, principals: store.principals, tenants: store.tenants, clock },
     revocation: { tokens, revoked: store.revokedTokens },
     keys,
+    signingKeys: new KeyService(store, box, clock, keyRotationSettings(config)),
     loaders: (caller) => {
       let visibility: ReturnType<TenantService['visibility']> | undefined;
       return createTenantLoaders(store, clock, () => (visibility ??= tenants.visibility(caller.principal)));

@@ -21,6 +21,8 @@ import {
   SERVE_USAGE,
   TOKEN_USAGE,
   USERS_SETTINGS,
+  KEYS_SETTINGS,
+  KEYS_USAGE,
   USERS_USAGE,
   WHOAMI_USAGE,
 } from './usage.js';
@@ -33,6 +35,8 @@ Usage:
   gatehouse migrate            apply database migrations and exit
   gatehouse users <action>     manage the people who sign in (create, list,
                                disable, enable, reset), on the database
+  gatehouse keys <action>      the token-signing keys (list, rotate, retire
+                               KID), on the database
 
   gatehouse login --url URL    sign this terminal in with your account (device
                                login: approve a code in a browser)
@@ -53,8 +57,8 @@ From a checkout (npm ci), run it as: npx gatehouse <command>
 const SETTINGS = `Settings:
   The service (serve) is configured by environment variables, or flags of the
   same name (--port 9000): gatehouse serve --help lists them all, with their
-  defaults; gatehouse migrate --help and gatehouse users --help list the few
-  those read. login, token, whoami and logout read none of them.
+  defaults; gatehouse migrate, users and keys --help list the few those
+  read. login, token, whoami and logout read none of them.
 `;
 
 export const HELP = `${USAGE}\n${SETTINGS}`;
@@ -88,6 +92,12 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: USERS_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/users.js')).usersCommand,
+  },
+  keys: {
+    usage: KEYS_USAGE,
+    settings: KEYS_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/keys.js')).keysCommand,
   },
   login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
   token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },

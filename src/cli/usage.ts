@@ -73,6 +73,40 @@ which it used. Links that createUser returns are the server's own.
 /** The settings `users` reads (its --help lists them). */
 export const USERS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_BASE_URL', 'GATEHOUSE_USER_SETUP_TTL'];
 
+export const KEYS_USAGE = `Usage:
+  gatehouse keys list [--json]
+  gatehouse keys rotate
+  gatehouse keys retire KID [--yes]
+
+Manages the keys that sign access tokens, directly on the configured database
+(DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
+database stop serve first: the folder has one owner at a time). Running servers
+on PostgreSQL follow at once. Changes are audited as system:cli. Keys rotate by
+themselves every GATEHOUSE_SIGNING_KEY_ROTATE_DAYS (docs/tokens.md, "Signing
+keys"; docs/operations.md, "Signing keys").
+
+  list     every key: its state (pending: published, signs later; signing;
+           previous: published until its last token expires; expired;
+           retired), when it signs and when it leaves the JWKS (--json: one
+           object per line)
+  rotate   starts a rotation now: a new key is published at once and signs
+           after GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS; the current key signs
+           until then, then stays published for a token lifetime
+  retire   an emergency (a key leaked): the key leaves the JWKS and every
+           token it signed is refused at once, on every server; if it signed,
+           another key signs at once. Without --yes, says what it would do
+`;
+
+/** The settings `keys` reads (its --help lists them). */
+export const KEYS_SETTINGS: readonly Variable[] = [
+  'DATABASE_URL',
+  'GATEHOUSE_DATA_DIR',
+  'GATEHOUSE_ENCRYPTION_KEY',
+  'GATEHOUSE_TOKEN_TTL',
+  'GATEHOUSE_SIGNING_KEY_ROTATE_DAYS',
+  'GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS',
+];
+
 export const LOGIN_USAGE = `Usage:
   gatehouse login --url URL [--username ADDRESS] [--open]
 

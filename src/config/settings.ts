@@ -114,6 +114,20 @@ export const SETTINGS = {
     default: 36000,
     description: 'access-token lifetime, seconds',
   }),
+  signingKeyRotateDays: setting({
+    variable: 'GATEHOUSE_SIGNING_KEY_ROTATE_DAYS',
+    kind: integer(0, 3650),
+    default: 90,
+    description:
+      'days a token-signing key signs before its successor takes over (the successor is published GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS before); 0: no automatic rotation ([docs/tokens.md](docs/tokens.md#signing-keys))',
+  }),
+  signingKeyPrepublishHours: setting({
+    variable: 'GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS',
+    kind: integer(0, 720),
+    default: 24,
+    description:
+      "hours a new signing key is in the JWKS before it signs, so that resource servers' cached key sets hold it (`gatehouse keys rotate` and the automatic rotation)",
+  }),
   clientCreateLimit: setting({
     variable: 'GATEHOUSE_CLIENT_CREATE_LIMIT',
     kind: integer(1, 1_000_000),

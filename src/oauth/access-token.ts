@@ -172,7 +172,7 @@ export class AccessTokens {
   /**
    * Tokens that verified, with their claims: the signature check is the costly part, and its
    * answer never changes for one token. A remembered token is still refused once it expires or
-   * once its key has left the key ring. Whether its principal may still use it is checked on
+   * once its key has left the key ring (retired, or out of the JWKS). Whether its principal may still use it is checked on
    * every request (access/authenticate.ts), so revocation never waits for this cache.
    */
   private readonly verified = new LRUCache<string, { kid: string; claims: AccessTokenClaims }>({ max: VERIFIED_TOKENS });
@@ -189,7 +189,7 @@ export class AccessTokens {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.settings.ttlSeconds;
     const jti = randomUUID();
-    const { kid, signer } = this.keys.signingKey();
+    const { kid, signer } = await this.keys.signingKey();
     const claims: AccessTokenClaims = {
       tid: subject.tenantId,
       region: this.settings.region,
@@ -210,6 +210,8 @@ export class AccessTokens {
 
   async verify(token: string): Promise<AccessTokenClaims> {
     if (token.length > 8192) throw new InvalidToken('the token is longer than 8192 characters: not one this server issues');
+    // a key retired (here or by another process) is dropped before any token is trusted
+    await this.keys.refresh();
     const known = this.verified.get(token);
     if (known) {
       // what jose would check again: expiry (with the same tolerance) and the key

@@ -181,6 +181,11 @@ export interface SigningKeysTable {
   /** private JWK, sealed with the service encryption key (see crypto/sealed-box.ts) */
   private_jwk_sealed: string;
   created_at: Timestamp;
+  /** from when it signs (published from created_at: the pre-publication period lies between) */
+  signs_from: Timestamp;
+  /** until when it signs: its successor's signs_from; null while no successor is planned */
+  signs_until: NullableTimestamp;
+  /** retired at once (an emergency): neither published nor trusted from then on */
   retired_at: NullableTimestamp;
 }
 

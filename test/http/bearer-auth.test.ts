@@ -85,7 +85,7 @@ for (const engine of transportEngines()) {
 
     /** a token signed with the service's own key, with claims changed */
     async function signWithOurKey(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-      const { kid, signer } = t.service.services.keys.signingKey();
+      const { kid, signer } = await t.service.services.keys.signingKey();
       const now = Math.floor(t.clock.now().getTime() / 1000);
       const payload = { ...genuine, iat: now, exp: now + 3600, jti: randomUUID(), ...claims };
       const protectedHeader: Record<string, unknown> = { alg: 'ES256', kid, typ: 'at+jwt', ...header };

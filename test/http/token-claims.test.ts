@@ -49,7 +49,7 @@ for (const engine of transportEngines()) {
 
     /** the root client's genuine claims, changed; a MISSING value removes the claim */
     async function sign(changes: Record<string, unknown>): Promise<string> {
-      const { kid, signer } = t.service.services.keys.signingKey();
+      const { kid, signer } = await t.service.services.keys.signingKey();
       const payload: Record<string, unknown> = { ...genuine, iat: now(), exp: now() + TTL, jti: randomUUID() };
       for (const [claim, value] of Object.entries(changes)) {
         if (value === MISSING) delete payload[claim];

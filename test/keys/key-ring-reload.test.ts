@@ -33,6 +33,7 @@ function memoryKeyStore(): MemoryKeyStore {
         keys.push(k);
       },
       updateSealedKey: async () => {},
+      updateKeyTimes: async () => {},
       lockKeys: async () => {},
     },
     transaction: (fn) => fn(store),
@@ -44,7 +45,7 @@ describe('key ring reloads', () => {
   it('looks an unknown kid up at most once a second of the injected clock', async () => {
     const clock = new ManualClock(new Date('2026-11-23T10:00:00Z'));
     const store = memoryKeyStore();
-    const ring = await KeyRing.open(store, new SealedBox([randomBytes(32)]), clock, { error: () => {} });
+    const ring = await KeyRing.open(store, new SealedBox([randomBytes(32)]), clock, { error: () => {} }, { tokenLifetimeMs: 36_005_000 });
     const opened = store.reads;
     assert.equal(await ring.verificationKey('made-up-1'), undefined);
     assert.equal(store.reads, opened + 1, 'the first unknown kid reads the keys');
@@ -58,14 +59,28 @@ describe('key ring reloads', () => {
   });
 });
 
-/** A new ES256 key as another process would store it, its private part sealed by `box`. */
-async function storedKey(box: SealedBox, createdAt: Date, privatePart?: string): Promise<{ row: StoredSigningKey; privateKey: CryptoKey }> {
+/** A new ES256 key as another process would store it, its private part sealed by `box`, signing from its creation until `signsUntil`. */
+async function storedKey(
+  box: SealedBox,
+  createdAt: Date,
+  signsUntil: Date | null,
+  privatePart?: string,
+): Promise<{ row: StoredSigningKey; privateKey: CryptoKey }> {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
   const sealed = box.seal(privatePart ?? JSON.stringify(await exportJWK(privateKey)), `signing-key:${kid}`);
   return {
-    row: { kid, alg: 'ES256', publicJwk: { ...publicJwk, kid, alg: 'ES256', use: 'sig' }, privateJwkSealed: sealed, createdAt, retiredAt: null },
+    row: {
+      kid,
+      alg: 'ES256',
+      publicJwk: { ...publicJwk, kid, alg: 'ES256', use: 'sig' },
+      privateJwkSealed: sealed,
+      createdAt,
+      signsFrom: createdAt,
+      signsUntil,
+      retiredAt: null,
+    },
     privateKey,
   };
 }
@@ -81,11 +96,14 @@ for (const engine of engines()) {
         const genuine = JSON.parse(Buffer.from((await t.rootToken()).split('.')[1]!, 'base64url').toString('utf8'));
         const ours = new SealedBox([Buffer.from(TEST_ENCRYPTION_KEY, 'hex')]);
         const later = (seconds: number) => new Date(t.clock.now().getTime() + seconds * 1000);
-        // added by other processes, oldest first: one sealed under an encryption key this process
-        // does not have, one whose unsealed private part is not a key at all, then a good one
-        const foreign = await storedKey(new SealedBox([randomBytes(32)]), later(1));
-        const corrupt = await storedKey(ours, later(2), 'not a JSON Web Key: d=secret-looking-material');
-        const good = await storedKey(ours, later(3));
+        // added by other processes, oldest first, each the successor of the one before: one sealed
+        // under an encryption key this process does not have, one whose unsealed private part is
+        // not a key at all, then a good one
+        const foreign = await storedKey(new SealedBox([randomBytes(32)]), later(1), later(2));
+        const corrupt = await storedKey(ours, later(2), later(3), 'not a JSON Web Key: d=secret-looking-material');
+        const good = await storedKey(ours, later(3), null);
+        const [first] = await t.service.store.keys.listKeys();
+        await t.service.store.keys.updateKeyTimes(first!.kid, { signsUntil: later(1) });
         for (const k of [foreign, corrupt, good]) await t.service.store.keys.insertKey(k.row);
 
         const sign = (k: { row: StoredSigningKey; privateKey: CryptoKey }) => {
@@ -117,7 +135,7 @@ for (const engine of engines()) {
         for (const line of errors) assert.match(line.msg, new RegExp(`signing key ${line.kid} cannot be used`));
         assert.ok(!t.logs.some((l) => l.includes('secret-looking-material') || l.includes(corrupt.row.privateJwkSealed)));
 
-        // the good key is published and signs from now on (the newest live key); the bad ones are not published
+        // the good key is published and signs from now on (its signs_from has passed); the bad ones are not published
         const kids = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body.keys.map((k: { kid: string }) => k.kid);
         assert.ok(kids.includes(good.row.kid));
         assert.ok(!kids.includes(foreign.row.kid) && !kids.includes(corrupt.row.kid));

@@ -62,6 +62,9 @@ for (const engine of engines()) {
         'delete token_failures',
         'update token_failures',
         'insert token_trust',
+        // the signing keys, read again by the key ring once per change (a retirement by another
+        // process must be seen at once: docs/tokens.md, "Emergency retirement"), before signing
+        'select signing_keys',
       ]);
       // ARCHITECTURE.md: a token path with no SQL when warm (the secret's last use is buffered)
       const [warm, again] = await sent(() => t.tokenResponse(client.clientId, client.secret));
@@ -77,6 +80,10 @@ for (const engine of engines()) {
       assert.equal(listed.body.errors, undefined, listed.text);
       assert.ok(listed.body.data.clients.length >= 1);
       assert.deepEqual(first, [
+        // the signing keys, read again by the key ring once per change, before the token is verified
+        'select signing_keys',
+        // whether the token's id was revoked (RFC 7009; cached, store/index.ts findRevocation)
+        'select revoked_tokens',
         // the principal behind the Bearer token, and its roles
         'select clients',
         'select role_assignments',

@@ -34,7 +34,11 @@ export function authorizationServerMetadata(issuer: string) {
   };
 }
 
-/** The handlers of GET METADATA_PATH and GET JWKS_PATH: public, cached for five minutes. */
+/**
+ * The handlers of GET METADATA_PATH and GET JWKS_PATH: public, cached for five minutes (a new
+ * signing key is published GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS before it signs, far longer;
+ * docs/tokens.md, "Signing keys").
+ */
 export function discovery(opts: { issuer: string; keys: KeyRing }) {
   const metadata = authorizationServerMetadata(opts.issuer);
   return {
@@ -44,7 +48,7 @@ export function discovery(opts: { issuer: string; keys: KeyRing }) {
     },
     jwks: async (_request: unknown, reply: FastifyReply) => {
       reply.header('cache-control', 'public, max-age=300');
-      return opts.keys.jwks();
+      return await opts.keys.jwks();
     },
   };
 }

@@ -15,6 +15,7 @@ import { tokenFailures } from './20261127T0900-token-failures.js';
 import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
 import { listingChanges } from './20261128T0900-listing-changes.js';
 import { signInAttempts } from './20261129T0900-sign-in-attempts.js';
+import { signingKeySchedule } from './20261130T0900-signing-key-schedule.js';
 import { revokedTokens } from './20261130T1000-revoked-tokens.js';
 
 export const migrations: Record<string, Migration> = {
@@ -33,5 +34,6 @@ export const migrations: Record<string, Migration> = {
   '20261127T1000-subtree-sizes': subtreeSizes,
   '20261128T0900-listing-changes': listingChanges,
   '20261129T0900-sign-in-attempts': signInAttempts,
+  '20261130T0900-signing-key-schedule': signingKeySchedule,
   '20261130T1000-revoked-tokens': revokedTokens,
 };
