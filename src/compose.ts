@@ -96,7 +96,7 @@ export async function createService(opts: {
       job({
         name: 'purge of expired rows',
         everyMs: purgeMs,
-        run: () => purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds }),
+        run: () => purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds, auditRetentionDays: config.auditRetentionDays }),
         logged: (purged) => (Object.values(purged).some((n) => n > 0) ? ['debug', { purged }, 'purged expired rows'] : undefined),
       }),
       // IdP metadata read again, every connection configured by URL once per

@@ -65,7 +65,8 @@ export type Permission =
   | 'subscriptions.manage'
   | 'users.read'
   | 'users.manage'
-  | 'sso.manage';
+  | 'sso.manage'
+  | 'audit.read';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -100,6 +101,8 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
   'users.manage': [Administrator],
   /** SSO connections decide who signs in to the tenant: its (or a partner's) Administrators only */
   'sso.manage': [Administrator],
+  /** the audit trail of the tenant and its subtree: who signed in from where, what changed */
+  'audit.read': [Administrator],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -121,4 +124,5 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'users.read': 'list users',
   'users.manage': 'manage users',
   'sso.manage': 'manage SSO connections',
+  'audit.read': 'read the audit trail',
 };

@@ -2,10 +2,11 @@
 // absolute or idle end, device authorizations a day after they expired (until then a late poll
 // still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
 // or window (sign-in, device login) or their window (token endpoint), recognised browsers past
-// their time, SAML requests and used-assertion ids past their time. And the tenants' subtree sizes, appended a row per change, are folded into one row per
+// their time, SAML requests and used-assertion ids past their time, audit events past their retention. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
 // may run at once.
 import type { Clock } from '../clock.js';
+import type { AuditStore } from '../audit/store.js';
 import type { DeviceStore } from '../device/store.js';
 import type { SessionStore } from '../sessions/store.js';
 import { LONGEST_RESET_SECONDS } from '../attempts/model.js';
@@ -24,6 +25,7 @@ export interface PurgeStores {
   sso: Pick<SsoStore, 'purgeExpired'>;
   tokenThrottle: Pick<TokenThrottleStore, 'deleteStaleTokenThrottle'>;
   tenants: Pick<TenantStore, 'foldSubtreeSizes'>;
+  audit: Pick<AuditStore, 'deleteEventsBefore'>;
 }
 
 /** how long an expired device authorization is kept */
@@ -39,9 +41,11 @@ export interface Purged {
   recognisedBrowsers: number;
   /** subtree-size rows folded into one per tenant (they are appended by every tenant created) */
   subtreeSizeRows: number;
+  /** audit events older than GATEHOUSE_AUDIT_RETENTION_DAYS */
+  auditEvents: number;
 }
 
-export async function purgeExpired(store: PurgeStores, clock: Clock, settings: { sessionIdleSeconds: number }): Promise<Purged> {
+export async function purgeExpired(store: PurgeStores, clock: Clock, settings: { sessionIdleSeconds: number; auditRetentionDays: number }): Promise<Purged> {
   const now = clock.now();
   return {
     sessions: await store.sessions.deleteExpiredSessions(now, new Date(now.getTime() - settings.sessionIdleSeconds * 1000)),
@@ -52,5 +56,6 @@ export async function purgeExpired(store: PurgeStores, clock: Clock, settings: {
     samlRecords: await store.sso.purgeExpired(now),
     recognisedBrowsers: await store.signIn.deleteExpiredBrowsers(now),
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),
+    auditEvents: await store.audit.deleteEventsBefore(new Date(now.getTime() - settings.auditRetentionDays * 86_400_000)),
   };
 }

@@ -194,6 +194,12 @@ export interface AuditEventsTable {
   target_kind: string;
   target_id: string;
   details: Json<Record<string, unknown>>;
+  /** the actor's home tenant; null for the system, an operator, or rows older than 20261130T1200 */
+  actor_tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 'success' | 'failure' | 'refused' */
+  outcome: ColumnType<string, string | undefined, string>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  address: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {

@@ -15,6 +15,7 @@ import { tokenFailures } from './20261127T0900-token-failures.js';
 import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
 import { listingChanges } from './20261128T0900-listing-changes.js';
 import { signInAttempts } from './20261129T0900-sign-in-attempts.js';
+import { auditTrail } from './20261130T1200-audit-trail.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261127T1000-subtree-sizes': subtreeSizes,
   '20261128T0900-listing-changes': listingChanges,
   '20261129T0900-sign-in-attempts': signInAttempts,
+  '20261130T1200-audit-trail': auditTrail,
 };
