@@ -7,6 +7,7 @@ import type { AccessTokens } from '../../oauth/access-token.js';
 import { type AuthenticatedClient, authenticateClient, type ClientAuthenticator, presentedCredentials } from '../../oauth/client-auth.js';
 import { invalidRequest, OAuthError } from '../../oauth/errors.js';
 import type { FailureThrottle } from '../../oauth/failure-throttle.js';
+import type { RequestInfo } from '../../audit/model.js';
 import { clientCredentialsGrant } from '../../oauth/grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, type DevicePolls, deviceCodeGrant } from '../../oauth/grants/device-code.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -16,7 +17,10 @@ export const TOKEN_PATH = '/auth/api/v2/auth/token';
 export const GRANT_TYPES = ['client_credentials', DEVICE_CODE_GRANT] as const;
 
 export interface TokenEndpointDeps {
-  credentials: ClientAuthenticator & { recordSecretUse(secretId: string): void };
+  credentials: ClientAuthenticator & {
+    recordSecretUse(secretId: string): void;
+    credentialsRefused(clientId: string, request: RequestInfo): Promise<void>;
+  };
   tokens: AccessTokens;
   /** counts failed client authentications across processes (oauth/failure-throttle.ts) */
   throttle: FailureThrottle;
@@ -51,8 +55,12 @@ export function tokenEndpoint(deps: TokenEndpointDeps) {
     try {
       client = await authenticateClient(deps.credentials, presented);
     } catch (err) {
-      if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(attempt));
-      else await throttle.abandon(attempt);
+      if (err instanceof OAuthError && err.error === 'invalid_client') {
+        // the refusal is an audit event of the client named, if it exists (written before the
+        // throttle's answer, which may be a 429)
+        if (presented) await deps.credentials.credentialsRefused(presented.clientId, { id: request.id, address: request.ip });
+        refuseWhileThrottled(await throttle.fail(attempt));
+      } else await throttle.abandon(attempt);
       throw err;
     }
     await throttle.succeed(attempt);
