@@ -4,6 +4,7 @@ import { assertCan } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import { badInput } from '../errors.js';
+import { TENANT_ID_PATTERN } from '../ids.js';
 import { checkPage } from '../paging.js';
 import { auditCursor, checkOutcome, parseAuditCursor, type StoredAuditEvent } from './model.js';
 import type { AuditStore } from './store.js';
@@ -51,7 +52,7 @@ export class AuditService {
         throw badInput(`${name} must be 1-200 characters`, { field: name });
       }
     }
-    if (f.tenantId !== null && f.tenantId !== undefined && !/^[1-9][0-9]{0,18}$/.test(f.tenantId)) {
+    if (f.tenantId !== null && f.tenantId !== undefined && !TENANT_ID_PATTERN.test(f.tenantId)) {
       throw badInput('filter.tenantId must be a tenant id (a decimal number such as 1042)', { field: 'filter.tenantId' });
     }
     const after = input.after ? parseAuditCursor(input.after, 'after') : null;

@@ -1,4 +1,4 @@
-// `gatehouse <command>`: serve, migrate, users; --help (also per command) and --version. Configuration
+// `gatehouse <command>`: serve, migrate, users, audit; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
 //
@@ -21,6 +21,8 @@ import {
   SERVE_USAGE,
   TOKEN_USAGE,
   USERS_SETTINGS,
+  AUDIT_SETTINGS,
+  AUDIT_USAGE,
   USERS_USAGE,
   WHOAMI_USAGE,
 } from './usage.js';
@@ -33,6 +35,7 @@ Usage:
   gatehouse migrate            apply database migrations and exit
   gatehouse users <action>     manage the people who sign in (create, list,
                                disable, enable, reset), on the database
+  gatehouse audit export       write the audit trail as JSON lines (--since)
 
   gatehouse login --url URL    sign this terminal in with your account (device
                                login: approve a code in a browser)
@@ -88,6 +91,12 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: USERS_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/users.js')).usersCommand,
+  },
+  audit: {
+    usage: AUDIT_USAGE,
+    settings: AUDIT_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/audit.js')).auditCommand,
   },
   login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
   token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },

@@ -73,6 +73,26 @@ which it used. Links that createUser returns are the server's own.
 /** The settings `users` reads (its --help lists them). */
 export const USERS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_BASE_URL', 'GATEHOUSE_USER_SETUP_TTL'];
 
+export const AUDIT_USAGE = `Usage:
+  gatehouse audit export --since TIME [--tenant ID]
+
+Writes the audit trail to standard output as JSON lines, oldest first, for a
+SIEM: one object per event with id, occurred_at, tenant_id, actor_kind,
+actor_id, actor_tenant_id, action, outcome (success, failure, refused),
+target_kind, target_id, request_id, address and details (never a secret).
+Reads the configured database (DATABASE_URL, else the embedded folder
+GATEHOUSE_DATA_DIR; on the embedded database stop serve first). Events are kept
+GATEHOUSE_AUDIT_RETENTION_DAYS days (docs/operations.md, "Audit trail").
+
+  --since TIME   the events from this time on: an ISO time
+                 (2026-11-01T00:00:00Z; without a zone, UTC) or a duration
+                 back from now (90m, 24h, 7d)
+  --tenant ID    only this tenant's events and those of the tenants below it
+`;
+
+/** The settings `audit` reads (its --help lists them). */
+export const AUDIT_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
+
 export const LOGIN_USAGE = `Usage:
   gatehouse login --url URL [--username ADDRESS] [--open]
 

@@ -45,7 +45,11 @@ export interface Purged {
   auditEvents: number;
 }
 
-export async function purgeExpired(store: PurgeStores, clock: Clock, settings: { sessionIdleSeconds: number; auditRetentionDays: number }): Promise<Purged> {
+export async function purgeExpired(
+  store: PurgeStores,
+  clock: Clock,
+  settings: { sessionIdleSeconds: number; auditRetentionDays: number },
+): Promise<Purged> {
   const now = clock.now();
   return {
     sessions: await store.sessions.deleteExpiredSessions(now, new Date(now.getTime() - settings.sessionIdleSeconds * 1000)),

@@ -91,7 +91,8 @@ for (const engine of engines()) {
       assert.ok(mine[0]!.address, 'the address the guess came from');
       // nowhere in the table: neither the wrong secret nor the right one
       const all = JSON.stringify(await t.db.kysely.selectFrom('audit_events').selectAll().execute());
-      for (const secret of [wrong, victim.secret, childAdmin.secret, partnerAdmin.secret]) assert.ok(!all.includes(secret), 'a secret is in audit_events');
+      for (const secret of [wrong, victim.secret, childAdmin.secret, partnerAdmin.secret])
+        assert.ok(!all.includes(secret), 'a secret is in audit_events');
       // a client_id that names no client writes nothing
       const before = (await t.db.kysely.selectFrom('audit_events').select('id').execute()).length;
       assert.equal((await t.tokenResponse('no-such-client-0000', wrong)).status, 401);
@@ -101,11 +102,17 @@ for (const engine of engines()) {
     it("a partner's Administrator sees its subtree's events; a child's only its own; no tenant another's", async () => {
       await createClient(t, otherAdmin.token, 'elsewhere', { tenant: other });
       const partnerSees = await list(partnerAdmin.token, { first: 500 });
-      assert.ok(partnerSees.some((e) => e.tenantID === child), "the partner sees its child's events");
+      assert.ok(
+        partnerSees.some((e) => e.tenantID === child),
+        "the partner sees its child's events",
+      );
       assert.ok(partnerSees.every((e) => e.tenantID === partner || e.tenantID === child));
       const childSees = await list(childAdmin.token, { first: 500 });
       assert.ok(childSees.length > 0);
-      assert.ok(childSees.every((e) => e.tenantID === child), 'a child sees nothing of its partner');
+      assert.ok(
+        childSees.every((e) => e.tenantID === child),
+        'a child sees nothing of its partner',
+      );
       const otherSees = await list(otherAdmin.token, { first: 500 });
       assert.ok(otherSees.length > 0);
       assert.ok(otherSees.every((e) => e.tenantID === other));

@@ -445,8 +445,14 @@ const SSO_OPS: Op[] = [
     run: (_w, _s, send) => send(Q.auditEvents),
     effect: async (w, s, res) => {
       const listed = res.body.data.auditEvents.events as { tenantID: string; action: string; targetID: string }[];
-      assert.ok(listed.some((e) => e.action === 'sso.created' && e.targetID === s.id), 'the event of the connection made in C1');
-      assert.ok(listed.every((e) => e.tenantID === w.C1), 'no event of another tenant');
+      assert.ok(
+        listed.some((e) => e.action === 'sso.created' && e.targetID === s.id),
+        'the event of the connection made in C1',
+      );
+      assert.ok(
+        listed.every((e) => e.tenantID === w.C1),
+        'no event of another tenant',
+      );
     },
   },
   {

@@ -36,7 +36,10 @@ for (const engine of engines()) {
       });
     /** 'done', or the refusal as `refused <status>: <message>` */
     const decide = async (userCode: string, approve: boolean, email = 'cli@example.com', id = userId) => {
-      const decided = await t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email, tenantId: '1' }, approve, undefined, { id: 'req-device', address: '192.0.2.77' });
+      const decided = await t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email, tenantId: '1' }, approve, undefined, {
+        id: 'req-device',
+        address: '192.0.2.77',
+      });
       return decided.kind === 'refused' ? `refused ${decided.status}: ${decided.message}` : decided.kind;
     };
 
@@ -97,7 +100,13 @@ for (const engine of engines()) {
 
     it('an approval and a denial are audit events of the user, with the request, never the codes; a refused one is none', async () => {
       const events = () =>
-        t.db.kysely.selectFrom('audit_events').selectAll().where('action', 'in', ['device.approved', 'device.denied']).orderBy('occurred_at').orderBy('action').execute();
+        t.db.kysely
+          .selectFrom('audit_events')
+          .selectAll()
+          .where('action', 'in', ['device.approved', 'device.denied'])
+          .orderBy('occurred_at')
+          .orderBy('action')
+          .execute();
       const before = (await events()).length;
       const approved = (await start()).body;
       assert.equal(await decide(approved.user_code, true), 'done');

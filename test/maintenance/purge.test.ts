@@ -17,7 +17,8 @@ for (const engine of engines()) {
     });
     after(() => t.close());
 
-    const purge = () => purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds, auditRetentionDays: t.config.auditRetentionDays });
+    const purge = () =>
+      purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds, auditRetentionDays: t.config.auditRetentionDays });
     const count = async (table: string) =>
       Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}`.execute(t.db.kysely)).rows[0]!.n);
 
@@ -123,7 +124,10 @@ for (const engine of engines()) {
       await event(days * 86_400_000 - 60_000, 'test.kept');
       assert.equal((await purge()).auditEvents, 1, 'the one past its retention');
       const left = await t.db.kysely.selectFrom('audit_events').select('action').where('action', 'like', 'test.%').execute();
-      assert.deepEqual(left.map((r) => r.action), ['test.kept']);
+      assert.deepEqual(
+        left.map((r) => r.action),
+        ['test.kept'],
+      );
       t.clock.advance(120_000);
       assert.equal((await purge()).auditEvents, 1, 'and that one once it is past, too');
     });
