@@ -317,6 +317,8 @@ for (const engine of engines()) {
         'select role_assignments',
         CONNECTION,
         'select tenants',
+        // the audit event of the sign-in (user.signed_in, method sso)
+        'insert audit_events',
         // the signed-in session under a new id, and the user's last sign-in
         'begin',
         'delete sessions',
