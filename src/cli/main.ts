@@ -1,4 +1,4 @@
-// `gatehouse <command>`: serve, migrate, users, audit; --help (also per command) and --version. Configuration
+// `gatehouse <command>`: serve, migrate, users, audit, sso; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
 //
@@ -23,6 +23,8 @@ import {
   USERS_SETTINGS,
   AUDIT_SETTINGS,
   AUDIT_USAGE,
+  SSO_SETTINGS,
+  SSO_USAGE,
   USERS_USAGE,
   WHOAMI_USAGE,
 } from './usage.js';
@@ -36,6 +38,7 @@ Usage:
   gatehouse users <action>     manage the people who sign in (create, list,
                                disable, enable, reset), on the database
   gatehouse audit export       write the audit trail as JSON lines (--since)
+  gatehouse sso <action>       disable a connection, release a domain
 
   gatehouse login --url URL    sign this terminal in with your account (device
                                login: approve a code in a browser)
@@ -97,6 +100,12 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: AUDIT_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/audit.js')).auditCommand,
+  },
+  sso: {
+    usage: SSO_USAGE,
+    settings: SSO_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/sso.js')).ssoCommand,
   },
   login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
   token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },

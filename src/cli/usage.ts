@@ -93,6 +93,27 @@ GATEHOUSE_AUDIT_RETENTION_DAYS days (docs/operations.md, "Audit trail").
 /** The settings `audit` reads (its --help lists them). */
 export const AUDIT_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
 
+export const SSO_USAGE = `Usage:
+  gatehouse sso disable --connection ID
+  gatehouse sso release-domain DOMAIN
+
+What an operator does to an SSO connection of any tenant without an
+Administrator's token, on the configured database (DATABASE_URL, else the
+embedded folder GATEHOUSE_DATA_DIR; on the embedded database stop serve first).
+Each change is an audit event of the connection's tenant, by
+operator:<your OS user>.
+
+  disable         disables the connection (nobody signs in through it; its
+                  settings stay, and its tenant's Administrator can enable it
+                  again with updateSSOConnection)
+  release-domain  takes DOMAIN from the connection that serves it, so that
+                  another tenant can claim it; a connection's only domain is
+                  freed by deleting the connection (deleteSSOConnection)
+`;
+
+/** The settings `sso` reads (its --help lists them). */
+export const SSO_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
+
 export const LOGIN_USAGE = `Usage:
   gatehouse login --url URL [--username ADDRESS] [--open]
 
