@@ -1,4 +1,4 @@
-// `gatehouse <command>`: serve, migrate, users, audit, sso; --help (also per command) and --version. Configuration
+// `gatehouse <command>`: serve, migrate, users, audit, sso, status; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
 //
@@ -25,6 +25,8 @@ import {
   AUDIT_USAGE,
   SSO_SETTINGS,
   SSO_USAGE,
+  STATUS_SETTINGS,
+  STATUS_USAGE,
   USERS_USAGE,
   WHOAMI_USAGE,
 } from './usage.js';
@@ -39,6 +41,7 @@ Usage:
                                disable, enable, reset), on the database
   gatehouse audit export       write the audit trail as JSON lines (--since)
   gatehouse sso <action>       disable a connection, release a domain
+  gatehouse status             migrations, signing keys, processes seen
 
   gatehouse login --url URL    sign this terminal in with your account (device
                                login: approve a code in a browser)
@@ -106,6 +109,12 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: SSO_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/sso.js')).ssoCommand,
+  },
+  status: {
+    usage: STATUS_USAGE,
+    settings: STATUS_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/status.js')).statusCommand,
   },
   login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
   token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },

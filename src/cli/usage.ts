@@ -114,6 +114,19 @@ operator:<your OS user>.
 /** The settings `sso` reads (its --help lists them). */
 export const SSO_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
 
+export const STATUS_USAGE = `Usage: gatehouse status [--json]
+
+Shows the deployment's state from its database, changing nothing: the
+migrations applied and pending, the signing keys as stored (id, algorithm,
+created, retired), and the serve processes seen in the last 2 minutes (host,
+pid, version, start, last seen: each beats every 30 s). Reads DATABASE_URL,
+else the embedded folder GATEHOUSE_DATA_DIR (which a running serve holds: use
+PostgreSQL, or stop it). --json: one JSON object.
+`;
+
+/** The settings `status` reads (its --help lists them). */
+export const STATUS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
+
 export const LOGIN_USAGE = `Usage:
   gatehouse login --url URL [--username ADDRESS] [--open]
 

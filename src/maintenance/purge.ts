@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js';
 import type { AuditStore } from '../audit/store.js';
 import type { DeviceStore } from '../device/store.js';
+import { HEARTBEAT_KEPT_DAYS, type HeartbeatStore } from './heartbeat.js';
 import type { SessionStore } from '../sessions/store.js';
 import { LONGEST_RESET_SECONDS } from '../attempts/model.js';
 import type { AttemptStore } from '../attempts/store.js';
@@ -26,6 +27,7 @@ export interface PurgeStores {
   tokenThrottle: Pick<TokenThrottleStore, 'deleteStaleTokenThrottle'>;
   tenants: Pick<TenantStore, 'foldSubtreeSizes'>;
   audit: Pick<AuditStore, 'deleteEventsBefore'>;
+  heartbeats: Pick<HeartbeatStore, 'deleteSeenBefore'>;
 }
 
 /** how long an expired device authorization is kept */
@@ -43,6 +45,8 @@ export interface Purged {
   subtreeSizeRows: number;
   /** audit events older than GATEHOUSE_AUDIT_RETENTION_DAYS */
   auditEvents: number;
+  /** heartbeat rows of processes gone HEARTBEAT_KEPT_DAYS */
+  processes: number;
 }
 
 export async function purgeExpired(
@@ -61,5 +65,6 @@ export async function purgeExpired(
     recognisedBrowsers: await store.signIn.deleteExpiredBrowsers(now),
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),
     auditEvents: await store.audit.deleteEventsBefore(new Date(now.getTime() - settings.auditRetentionDays * 86_400_000)),
+    processes: await store.heartbeats.deleteSeenBefore(new Date(now.getTime() - HEARTBEAT_KEPT_DAYS * 86_400_000)),
   };
 }

@@ -22,6 +22,8 @@ import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
+import { heartbeatStore } from './heartbeats.js';
+import type { HeartbeatStore } from '../maintenance/heartbeat.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
 import { labelStore } from './labels.js';
@@ -54,6 +56,7 @@ export interface Store {
   /** the token endpoint's shared failure counts */
   tokenThrottle: TokenThrottleStore;
   audit: AuditStore;
+  heartbeats: HeartbeatStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
@@ -95,6 +98,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     sso: ssoStore(db),
     tokenThrottle: tokenThrottleStore(db),
     audit: auditStore(db),
+    heartbeats: heartbeatStore(db),
     keys: keyStore(db),
     transaction: async (fn) => {
       if (inTransaction) return fn(store);

@@ -202,6 +202,15 @@ export interface AuditEventsTable {
   address: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+export interface ProcessHeartbeatsTable {
+  process_id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
 export interface SessionsTable {
   /** SHA-256 of the cookie's secret */
   id_hash: Uint8Array;
@@ -378,6 +387,7 @@ export interface Database {
   client_creations: ClientCreationsTable;
   signing_keys: SigningKeysTable;
   audit_events: AuditEventsTable;
+  process_heartbeats: ProcessHeartbeatsTable;
   sso_connections: SsoConnectionsTable;
   sso_connection_domains: SsoConnectionDomainsTable;
   sso_connection_testers: SsoConnectionTestersTable;

@@ -16,6 +16,7 @@ import { subtreeSizes } from './20261127T1000-subtree-sizes.js';
 import { listingChanges } from './20261128T0900-listing-changes.js';
 import { signInAttempts } from './20261129T0900-sign-in-attempts.js';
 import { auditTrail } from './20261130T1200-audit-trail.js';
+import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '20261128T0900-listing-changes': listingChanges,
   '20261129T0900-sign-in-attempts': signInAttempts,
   '20261130T1200-audit-trail': auditTrail,
+  '20261130T1210-process-heartbeats': processHeartbeats,
 };
