@@ -59,6 +59,8 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       TenantLabel: `${LABELS}#TenantLabel`,
       Service: `${SUBSCRIPTIONS}#Service`,
       PartnerSubscription: `${SUBSCRIPTIONS}#PartnerSubscription`,
+      AuditEvent: '../../audit/model.js#StoredAuditEvent',
+      AuditEventPage: '../../audit/service.js#AuditEventPage',
       SSOConnection: '../../sso/model.js#SsoConnection',
       SSOCertificate: '../../sso/model.js#SsoCertificate',
       SSOConnectionConfig: '../../sso/idp-configuration.js#IdpConfiguration',

@@ -17,6 +17,8 @@ import { createStore, type Store } from './store/index.js';
 import { migrateToLatest } from './store/migrate.js';
 import { job, scheduleJobs } from './maintenance/jobs.js';
 import { purgeExpired } from './maintenance/purge.js';
+import { HEARTBEAT_SECONDS, heartbeat } from './maintenance/heartbeat.js';
+import { hostname } from 'node:os';
 import { resealTotpSecrets } from './signin/reseal.js';
 import { disableExpiredTenants } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
@@ -70,7 +72,8 @@ export async function createService(opts: {
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
   const services = createServices({ config, store, clock, keys, box, lastUsed });
   const metrics = createMetrics();
-  const app = await buildApp({ config, database: db, clock, services, logger, version: loadVersionInfo(), metrics });
+  const version = loadVersionInfo();
+  const app = await buildApp({ config, database: db, clock, services, logger, version, metrics });
   const metricsApp = config.metricsPort === undefined ? undefined : await buildMetricsApp(metrics, logger);
   // the listener and the timers start last: a failure above leaves nothing running behind it
   // (the listener is closed with the database)
@@ -85,8 +88,24 @@ export async function createService(opts: {
   const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
   const purgeMs = opts.purgeIntervalMs === undefined ? PURGE_INTERVAL_MS : opts.purgeIntervalMs;
   // the background jobs (maintenance/jobs.ts): each at its interval, null when not scheduled
+  // this process in process_heartbeats (gatehouse status): at start, then every HEARTBEAT_SECONDS
+  const startedAt = clock.now();
+  const beat = heartbeat(store.heartbeats, clock, {
+    processId: `${hostname()}:${process.pid}:${startedAt.getTime()}`,
+    host: hostname(),
+    pid: process.pid,
+    version: version.tag,
+    startedAt,
+  });
+  if (purgeMs !== null) await beat();
   const stopJobs = scheduleJobs(
     [
+      job({
+        name: 'heartbeat',
+        everyMs: purgeMs === null ? null : HEARTBEAT_SECONDS * 1000,
+        run: beat,
+        logged: () => undefined,
+      }),
       job({
         name: 'tenant expiry',
         everyMs: expiryMs,
@@ -96,7 +115,7 @@ export async function createService(opts: {
       job({
         name: 'purge of expired rows',
         everyMs: purgeMs,
-        run: () => purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds }),
+        run: () => purgeExpired(store, clock, { sessionIdleSeconds: config.sessionIdleSeconds, auditRetentionDays: config.auditRetentionDays }),
         logged: (purged) => (Object.values(purged).some((n) => n > 0) ? ['debug', { purged }, 'purged expired rows'] : undefined),
       }),
       // IdP metadata read again, every connection configured by URL once per

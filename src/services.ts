@@ -29,6 +29,7 @@ import { SignInService, type SignInStores } from './signin/service.js';
 import { UserService, type UserStores } from './users/service.js';
 import { SsoService, type SsoStores } from './sso/service.js';
 import { SsoSignInService, type SsoSignInStores } from './sso/sign-in.js';
+import { AuditService, type AuditStores } from './audit/service.js';
 
 export interface Services {
   clock: Clock;
@@ -42,6 +43,8 @@ export interface Services {
   device: DeviceService;
   sso: SsoService;
   ssoSignIn: SsoSignInService;
+  /** reading the audit trail */
+  audit: AuditService;
   tokens: AccessTokens;
   /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
   tokenThrottle: FailureThrottle;
@@ -70,7 +73,8 @@ export type ServiceStores = Transactional<
     SsoStores &
     SsoSignInStores &
     TenantLoaderStores &
-    KeyServiceStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
+    KeyServiceStores &
+    AuditStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
 
 /** The signing keys' rotation settings (keys/model.ts), from the configuration. */
@@ -121,6 +125,7 @@ export function createServices(deps: {
     // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
     signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName }),
     ssoSignIn,
+    audit: new AuditService(store, clock),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
     tokens,
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),

@@ -1,4 +1,5 @@
 // Who is calling: an API client or a user, with the role assignments loaded for this request.
+import type { RequestInfo } from '../audit/model.js';
 
 export interface RoleAssignment {
   id: string;
@@ -21,6 +22,9 @@ export interface Principal {
   /** tokens issued before this instant are void (its home tenant was disabled then; re-enabling
    *  the tenant does not revive them); null when access was never cut */
   tokensValidAfter: Date | null;
+  /** the request this principal was authenticated for (set by the transport; audit events carry
+   *  its id and address: audit/model.ts principalEvent) */
+  request?: RequestInfo;
 }
 
 /** What the tenant-scoped checks need to know of a tenant. */

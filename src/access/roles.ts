@@ -66,7 +66,8 @@ export type Permission =
   | 'users.read'
   | 'users.manage'
   | 'sso.manage'
-  | 'tokens.introspect';
+  | 'tokens.introspect'
+  | 'audit.read';
 
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
@@ -105,6 +106,8 @@ export const PERMISSION_ROLES: Record<Permission, readonly RoleId[]> = {
    *  it is. The tenant's (or a partner's) Administrators, and Operations for the vendor's own
    *  services, which serve every tenant (docs/tokens.md) */
   'tokens.introspect': [Administrator, Operations],
+  /** the audit trail of the tenant and its subtree: who signed in from where, what changed */
+  'audit.read': [Administrator],
 };
 
 export const PERMISSION_LABELS: Record<Permission, string> = {
@@ -127,4 +130,5 @@ export const PERMISSION_LABELS: Record<Permission, string> = {
   'users.manage': 'manage users',
   'sso.manage': 'manage SSO connections',
   'tokens.introspect': "introspect this tenant's access tokens",
+  'audit.read': 'read the audit trail',
 };

@@ -1,4 +1,4 @@
-// `gatehouse <command>`: serve, migrate, users; --help (also per command) and --version. Configuration
+// `gatehouse <command>`: serve, migrate, users, audit, sso, status; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
 //
@@ -23,6 +23,12 @@ import {
   USERS_SETTINGS,
   KEYS_SETTINGS,
   KEYS_USAGE,
+  AUDIT_SETTINGS,
+  AUDIT_USAGE,
+  SSO_SETTINGS,
+  SSO_USAGE,
+  STATUS_SETTINGS,
+  STATUS_USAGE,
   USERS_USAGE,
   WHOAMI_USAGE,
 } from './usage.js';
@@ -37,6 +43,9 @@ Usage:
                                disable, enable, reset), on the database
   gatehouse keys <action>      the token-signing keys (list, rotate, retire
                                KID), on the database
+  gatehouse audit export       write the audit trail as JSON lines (--since)
+  gatehouse sso <action>       disable a connection, release a domain
+  gatehouse status             migrations, signing keys, processes seen
 
   gatehouse login --url URL    sign this terminal in with your account (device
                                login: approve a code in a browser)
@@ -98,6 +107,24 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: KEYS_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/keys.js')).keysCommand,
+  },
+  audit: {
+    usage: AUDIT_USAGE,
+    settings: AUDIT_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/audit.js')).auditCommand,
+  },
+  sso: {
+    usage: SSO_USAGE,
+    settings: SSO_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/sso.js')).ssoCommand,
+  },
+  status: {
+    usage: STATUS_USAGE,
+    settings: STATUS_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/status.js')).statusCommand,
   },
   login: { usage: LOGIN_USAGE, client: true, load: async () => (await import('./commands/login.js')).loginCommand },
   token: { usage: TOKEN_USAGE, client: true, load: async () => (await import('./commands/token.js')).tokenCommand },

@@ -106,6 +106,59 @@ export const KEYS_SETTINGS: readonly Variable[] = [
   'GATEHOUSE_SIGNING_KEY_ROTATE_DAYS',
   'GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS',
 ];
+export const AUDIT_USAGE = `Usage:
+  gatehouse audit export --since TIME [--tenant ID]
+
+Writes the audit trail to standard output as JSON lines, oldest first, for a
+SIEM: one object per event with id, occurred_at, tenant_id, actor_kind,
+actor_id, actor_tenant_id, action, outcome (success, failure, refused),
+target_kind, target_id, request_id, address and details (never a secret).
+Reads the configured database (DATABASE_URL, else the embedded folder
+GATEHOUSE_DATA_DIR; on the embedded database stop serve first). Events are kept
+GATEHOUSE_AUDIT_RETENTION_DAYS days (docs/operations.md, "Audit trail").
+
+  --since TIME   the events from this time on: an ISO time
+                 (2026-11-01T00:00:00Z; without a zone, UTC) or a duration
+                 back from now (90m, 24h, 7d)
+  --tenant ID    only this tenant's events and those of the tenants below it
+`;
+
+/** The settings `audit` reads (its --help lists them). */
+export const AUDIT_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
+
+export const SSO_USAGE = `Usage:
+  gatehouse sso disable --connection ID
+  gatehouse sso release-domain DOMAIN
+
+What an operator does to an SSO connection of any tenant without an
+Administrator's token, on the configured database (DATABASE_URL, else the
+embedded folder GATEHOUSE_DATA_DIR; on the embedded database stop serve first).
+Each change is an audit event of the connection's tenant, by
+operator:<your OS user>.
+
+  disable         disables the connection (nobody signs in through it; its
+                  settings stay, and its tenant's Administrator can enable it
+                  again with updateSSOConnection)
+  release-domain  takes DOMAIN from the connection that serves it, so that
+                  another tenant can claim it; a connection's only domain is
+                  freed by deleting the connection (deleteSSOConnection)
+`;
+
+/** The settings `sso` reads (its --help lists them). */
+export const SSO_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
+
+export const STATUS_USAGE = `Usage: gatehouse status [--json]
+
+Shows the deployment's state from its database, changing nothing: the
+migrations applied and pending, the signing keys as stored (id, algorithm,
+created, retired), and the serve processes seen in the last 2 minutes (host,
+pid, version, start, last seen: each beats every 30 s). Reads DATABASE_URL,
+else the embedded folder GATEHOUSE_DATA_DIR (which a running serve holds: use
+PostgreSQL, or stop it). --json: one JSON object.
+`;
+
+/** The settings `status` reads (its --help lists them). */
+export const STATUS_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR'];
 
 export const LOGIN_USAGE = `Usage:
   gatehouse login --url URL [--username ADDRESS] [--open]

@@ -158,6 +158,13 @@ export const SETTINGS = {
     default: 60,
     description: 'days after `expires_at` at which a tenant is disabled',
   }),
+  auditRetentionDays: setting({
+    variable: 'GATEHOUSE_AUDIT_RETENTION_DAYS',
+    kind: integer(1, 36500),
+    default: 365,
+    description:
+      'days an audit event is kept, then purged (a year: an incident found months later can still be traced, and a yearly review sees the whole year; export to a SIEM with `gatehouse audit export` to keep longer)',
+  }),
   expiryCheckSeconds: setting({
     variable: 'GATEHOUSE_EXPIRY_CHECK_SECONDS',
     kind: integer(10, 86400),

@@ -6,7 +6,7 @@ import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
 import { isRoleId, roleLabel } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
-import { principalEvent } from '../audit/model.js';
+import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited } from '../errors.js';
 import { checkPage } from '../paging.js';
@@ -302,6 +302,29 @@ export class CredentialService {
     if (!match) return undefined;
     const roles = heldRoleNames(await this.store.principals.findAssignments('client', client.id), now);
     return { clientUuid: client.id, clientId: client.clientId, tenantId: client.tenantId, secretId: match, roles };
+  }
+
+  /**
+   * A token request named this client and was refused (invalid_client): an audit event in the
+   * client's tenant (client.credentials_refused, outcome failure), so its Administrators see
+   * someone holding a wrong or old secret. A client_id that names no client writes nothing (no
+   * tenant to tell; the throttle still counts it). Only attempts the throttle let through get
+   * here: it bounds the events an attacker writes to its own allowance (docs/operations.md).
+   */
+  async credentialsRefused(clientId: string, request: RequestInfo): Promise<void> {
+    if (!possibleClientId(clientId)) return;
+    const client = await this.store.credentials.findAuthClient(clientId);
+    if (!client) return;
+    await this.store.audit.insertEvent({
+      occurredAt: this.clock.now(),
+      tenantId: client.tenantId,
+      actor: { kind: 'client', id: client.id, tenantId: client.tenantId },
+      action: 'client.credentials_refused',
+      target: { kind: 'client', id: client.id },
+      details: { client_id: client.clientId },
+      outcome: 'failure',
+      request,
+    });
   }
 
   /** A token was issued with this secret: it counts as used (written in batches; last-used.ts). */

@@ -21,9 +21,12 @@ import {
   wrongAccount,
 } from './model.js';
 import type { DeviceStore } from './store.js';
+import { principalEvent, type RequestInfo } from '../audit/model.js';
+import type { AuditStore } from '../audit/store.js';
 
 export interface DeviceStores extends AttemptStores {
   device: DeviceStore;
+  audit: AuditStore;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
 }
 
@@ -145,14 +148,30 @@ export class DeviceService {
    *  again; the decision is written only if it is still pending. */
   async decide(
     userCode: string,
-    user: { id: string; email: string },
+    user: { id: string; email: string; tenantId: string },
     approve: boolean,
     found?: DeviceAuthorization,
+    request?: RequestInfo,
   ): Promise<{ kind: 'done' } | Refusal> {
     const a = found?.userCode === userCode ? found : await this.pending(userCode);
     if (!a) return refusal(400, CODE_GONE);
     if (!isForAccount(a, user.email)) return wrongAccount(user.email);
-    const decided = await this.store.device.decide(userCode, approve ? 'approved' : 'denied', user.id, this.clock.now());
+    const now = this.clock.now();
+    // the decision and its audit event together: a code decided meanwhile writes neither
+    const decided = await this.store.transaction(async (tx) => {
+      if (!(await tx.device.decide(userCode, approve ? 'approved' : 'denied', user.id, now))) return false;
+      await tx.audit.insertEvent(
+        principalEvent(
+          { kind: 'user', id: user.id, tenantId: user.tenantId, ...(request ? { request } : {}) },
+          now,
+          user.tenantId,
+          approve ? 'device.approved' : 'device.denied',
+          { kind: 'client', id: a.clientId },
+          { client_id: a.clientId, requested_from: a.requestedFrom },
+        ),
+      );
+      return true;
+    });
     return decided ? { kind: 'done' } : refusal(400, CODE_GONE);
   }
 }

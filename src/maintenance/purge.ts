@@ -2,11 +2,14 @@
 // absolute or idle end, device authorizations a day after they expired (until then a late poll
 // still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
 // or window (sign-in, device login) or their window (token endpoint), recognised browsers past
-// their time, SAML requests and used-assertion ids past their time, revocations of tokens that have expired. And the tenants' subtree sizes, appended a row per change, are folded into one row per
+// their time, SAML requests and used-assertion ids past their time, revocations of tokens that
+// have expired, audit events past their retention. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
 // may run at once.
 import type { Clock } from '../clock.js';
+import type { AuditStore } from '../audit/store.js';
 import type { DeviceStore } from '../device/store.js';
+import { HEARTBEAT_KEPT_DAYS, type HeartbeatStore } from './heartbeat.js';
 import type { SessionStore } from '../sessions/store.js';
 import { LONGEST_RESET_SECONDS } from '../attempts/model.js';
 import type { AttemptStore } from '../attempts/store.js';
@@ -26,6 +29,8 @@ export interface PurgeStores {
   tokenThrottle: Pick<TokenThrottleStore, 'deleteStaleTokenThrottle'>;
   tenants: Pick<TenantStore, 'foldSubtreeSizes'>;
   revokedTokens: Pick<RevokedTokenStore, 'deleteExpiredRevocations'>;
+  audit: Pick<AuditStore, 'deleteEventsBefore'>;
+  heartbeats: Pick<HeartbeatStore, 'deleteSeenBefore'>;
 }
 
 /** how long an expired device authorization is kept */
@@ -43,9 +48,17 @@ export interface Purged {
   subtreeSizeRows: number;
   /** revocations (RFC 7009) of tokens now expired, refused for that reason alone */
   revokedTokens: number;
+  /** audit events older than GATEHOUSE_AUDIT_RETENTION_DAYS */
+  auditEvents: number;
+  /** heartbeat rows of processes gone HEARTBEAT_KEPT_DAYS */
+  processes: number;
 }
 
-export async function purgeExpired(store: PurgeStores, clock: Clock, settings: { sessionIdleSeconds: number }): Promise<Purged> {
+export async function purgeExpired(
+  store: PurgeStores,
+  clock: Clock,
+  settings: { sessionIdleSeconds: number; auditRetentionDays: number },
+): Promise<Purged> {
   const now = clock.now();
   return {
     sessions: await store.sessions.deleteExpiredSessions(now, new Date(now.getTime() - settings.sessionIdleSeconds * 1000)),
@@ -58,5 +71,7 @@ export async function purgeExpired(store: PurgeStores, clock: Clock, settings: {
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),
     // a token is refused CLOCK_SKEW_SECONDS after its exp at the latest; a minute is ample
     revokedTokens: await store.revokedTokens.deleteExpiredRevocations(new Date(now.getTime() - 60_000)),
+    auditEvents: await store.audit.deleteEventsBefore(new Date(now.getTime() - settings.auditRetentionDays * 86_400_000)),
+    processes: await store.heartbeats.deleteSeenBefore(new Date(now.getTime() - HEARTBEAT_KEPT_DAYS * 86_400_000)),
   };
 }

@@ -15,6 +15,7 @@
 import { AttemptGate, type AttemptKeys, type AttemptStores, type Reservation } from '../attempts/gate.js';
 import type { AttemptKind } from '../attempts/model.js';
 import { ATTEMPT_RULES, attemptKey, BROWSER_CEILING, isStale } from '../attempts/model.js';
+import { ROOT_TENANT_ID } from '../access/roles.js';
 import type { Principal } from '../access/principal.js';
 import type { PrincipalStore } from '../access/store.js';
 import { type AuditEvent, principalEvent } from '../audit/model.js';
@@ -45,6 +46,8 @@ export interface SignInStores extends AttemptStores {
 export interface Attempt {
   address: string;
   browser?: string | undefined;
+  /** the request's id, for the audit event of the attempt */
+  requestId?: string | undefined;
 }
 
 /** A sign-in form as posted: the fields of whichever step's form (`submit` reads the step's). */
@@ -233,6 +236,7 @@ export class SignInService {
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
     if (!(ok && user?.active)) {
       await this.failed(user, reservation);
+      await this.attemptEvent(user, step.email, attempt, 'password', 'failure');
       return refusal(400, WRONG_PASSWORD);
     }
     // a right password is not a failure: its attempt no longer counts
@@ -266,6 +270,7 @@ export class SignInService {
     }
     if (!passed) {
       await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, recovery ? 'recovery_code' : 'totp', 'failure');
       return refusal(400, recovery ? WRONG_RECOVERY_CODE : WRONG_CODE);
     }
     let notice: string | undefined;
@@ -306,6 +311,7 @@ export class SignInService {
     const accepted = acceptTotp(base32, code, now, null);
     if (accepted === undefined) {
       await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, 'totp', 'failure');
       return refusal(400, WRONG_CODE);
     }
     const recoveryCodes = newRecoveryCodes();
@@ -398,10 +404,10 @@ export class SignInService {
   }
 
   /** Who a signed-in session belongs to (for the pages to show). */
-  async signedInUser(session: Session): Promise<{ id: string; email: string } | undefined> {
+  async signedInUser(session: Session): Promise<{ id: string; email: string; tenantId: string } | undefined> {
     if (!session.userId) return undefined;
     const user = await this.store.signIn.findSignInRecordById(session.userId);
-    return user?.active ? { id: user.id, email: user.email } : undefined;
+    return user?.active ? { id: user.id, email: user.email, tenantId: user.tenantId } : undefined;
   }
 
   /** The signed-in user as the principal its pages act as: its roles as held now, the same
@@ -433,6 +439,7 @@ export class SignInService {
       ['browser', `${digestOpaqueToken(browser).toString('hex')}|${user.id}`],
     ]);
     const returnTo = session.state.returnTo ?? '/console';
+    await this.attemptEvent(user, user.email, attempt, 'second_factor', 'success');
     const issued = await this.sessions.signIn(session, user.id, returnTo, [notice, elsewhere].filter(Boolean).join(' ') || undefined);
     return { kind: 'signedIn', issued, returnTo, browser };
   }
@@ -488,6 +495,33 @@ export class SignInService {
         ),
       );
     }
+  }
+
+  /**
+   * The audit event of a sign-in attempt that the throttle let through (docs/operations.md "Audit
+   * trail"): a success, or a failure of a factor. Written whether or not an account has the
+   * address (one insert either way: no timing tell); an unknown address's failure goes to the
+   * vendor's trail (tenant 1), with the address typed. Attempts the throttle holds back write
+   * nothing: the throttle bounds how many events an attack writes.
+   */
+  private async attemptEvent(
+    user: SignInRecord | undefined,
+    email: string,
+    attempt: Attempt,
+    factor: 'password' | 'totp' | 'recovery_code' | 'second_factor',
+    outcome: 'success' | 'failure',
+  ): Promise<void> {
+    const known = user !== undefined;
+    await this.store.audit.insertEvent({
+      occurredAt: this.clock.now(),
+      tenantId: known ? user.tenantId : ROOT_TENANT_ID,
+      actor: { kind: 'user', id: known ? user.id : 'unknown', tenantId: known ? user.tenantId : null },
+      action: outcome === 'success' ? 'user.signed_in' : 'user.sign_in_failed',
+      target: { kind: 'user', id: known ? user.id : 'unknown' },
+      details: known ? { factor } : { factor, email },
+      outcome,
+      request: { id: attempt.requestId ?? '', address: attempt.address },
+    });
   }
 
   /** Words for the owner about failed attempts on their account from other addresses, if any. */

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertCan } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { principalEvent } from '../audit/model.js';
+import { operatorEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
@@ -258,6 +258,58 @@ export class SsoService {
         }),
       );
       return (await tx.sso.findConnection(tenantId, id))!;
+    });
+  }
+
+  /**
+   * `gatehouse sso disable`: the operator disables a connection, whatever its tenant (nobody signs
+   * in through it; its settings stay). The same status rule as updateSSOConnection; an event
+   * `sso.updated` of the connection's tenant with the operator as actor. Already disabled: nothing
+   * changes, no event.
+   */
+  async disableAsOperator(operator: string, rawId: string): Promise<{ connection: SsoConnection; changed: boolean }> {
+    const id = checkUuid(rawId, 'connection');
+    const now = this.clock.now();
+    const found = await this.store.sso.findConnectionForSignIn(id);
+    if (!found) throw notFound(`no SSO connection ${id}: check the id (the ssoConnections query lists a tenant's)`);
+    return this.store.transaction(async (tx) => {
+      const before = await tx.sso.findConnection(found.tenantId, id, true);
+      if (!before) throw notFound(`no SSO connection ${id}: it was deleted meanwhile`);
+      if (before.status === 'Disabled') return { connection: before, changed: false };
+      const status = checkStatusMove(before.status, 'Disabled', configured(before, now));
+      await tx.sso.updateConnection(before.tenantId, id, { status, updatedAt: now });
+      await tx.audit.insertEvent(
+        operatorEvent(operator, now, before.tenantId, 'sso.updated', target(id), { status: { from: before.status, to: status } }),
+      );
+      return { connection: (await tx.sso.findConnection(before.tenantId, id))!, changed: true };
+    });
+  }
+
+  /**
+   * `gatehouse sso release-domain`: the operator takes a domain from the connection that serves it
+   * (another tenant may then claim it). A connection keeps at least one domain, as through the
+   * API: its only domain is released by deleting the connection (deleteSSOConnection).
+   */
+  async releaseDomainAsOperator(operator: string, rawDomain: string): Promise<{ connection: SsoConnection; domain: string }> {
+    const domain = checkDomain(rawDomain, 'domain');
+    const now = this.clock.now();
+    const [owner] = await this.store.sso.domainOwners([domain]);
+    if (!owner) throw notFound(`no SSO connection serves ${domain}: nothing to release`);
+    const found = await this.store.sso.findConnectionForSignIn(owner.connectionId);
+    if (!found) throw notFound(`no SSO connection serves ${domain}: nothing to release`);
+    return this.store.transaction(async (tx) => {
+      const before = await tx.sso.findConnection(found.tenantId, found.id, true);
+      if (!before?.domains.includes(domain)) throw conflict(`${domain} changed hands meanwhile: run the command again`);
+      if (before.domains.length === 1) {
+        throw badInput(
+          `${domain} is the only domain of connection ${before.id} (tenant ${before.tenantId}): a connection keeps at least one; its tenant's Administrator deletes the connection (deleteSSOConnection) to free it`,
+          { field: 'domain' },
+        );
+      }
+      await tx.sso.removeDomains(before.tenantId, before.id, [domain]);
+      await tx.sso.updateConnection(before.tenantId, before.id, { updatedAt: now });
+      await tx.audit.insertEvent(operatorEvent(operator, now, before.tenantId, 'sso.updated', target(before.id), { removedDomains: [domain] }));
+      return { connection: (await tx.sso.findConnection(before.tenantId, before.id))!, domain };
     });
   }
 

@@ -12,6 +12,7 @@
 // are; inside, an SsoRefusal is thrown, so that a refusal met in a transaction rolls it back.
 import { randomBytes } from 'node:crypto';
 import { ROLE_IDS } from '../access/roles.js';
+import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
@@ -137,11 +138,15 @@ export class SsoSignInService {
    * envelope. Nothing is recorded for a response without a valid signature: made-up XML cannot
    * use up the IDs of genuine assertions.
    */
-  acs(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<{ kind: 'accepted'; ticket: string } | Refusal> {
-    return refusing(async () => ({ kind: 'accepted' as const, ticket: await this.verify(connectionId, form) }));
+  acs(
+    connectionId: string,
+    form: { SAMLResponse?: unknown; RelayState?: unknown },
+    request?: RequestInfo,
+  ): Promise<{ kind: 'accepted'; ticket: string } | Refusal> {
+    return refusing(async () => ({ kind: 'accepted' as const, ticket: await this.verify(connectionId, form, request) }));
   }
 
-  private async verify(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }): Promise<string> {
+  private async verify(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }, request?: RequestInfo): Promise<string> {
     if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
     const samlResponse = form.SAMLResponse;
     const connection = await this.usable(connectionId);
@@ -160,6 +165,17 @@ export class SsoSignInService {
       } catch (recordFault) {
         const why = err instanceof SsoRefusal ? (err.reason ?? err.message) : String(err);
         throw new Error(`recording refused SAML assertion ${signed.assertionId} as used failed (refused for: ${why})`, { cause: recordFault });
+      }
+      // a genuine (signed) response refused is an event of the connection's tenant: its
+      // Administrators see who the IdP vouched for and why it was not let in. A response whose
+      // signature does not verify writes none (anyone can post made-up XML).
+      if (err instanceof SsoRefusal) {
+        await this.store.audit.insertEvent({
+          ...systemEvent(connection, now, 'sso.sign_in_refused', 'unknown', { connection_id: connection.id, reason: err.reason ?? err.message }),
+          target: { kind: 'sso_connection', id: connection.id },
+          outcome: 'refused',
+          request: request ?? null,
+        });
       }
       throw err;
     }
@@ -217,11 +233,11 @@ export class SsoSignInService {
   }
 
   /** /sso/saml/finish: the browser that began the sign-in brings the ticket; its session is signed in. */
-  finish(ticket: unknown, session: Session | undefined): Promise<{ kind: 'signedIn'; issued: IssuedSession } | Refusal> {
-    return refusing(async () => ({ kind: 'signedIn' as const, issued: await this.signIn(ticket, session) }));
+  finish(ticket: unknown, session: Session | undefined, request?: RequestInfo): Promise<{ kind: 'signedIn'; issued: IssuedSession } | Refusal> {
+    return refusing(async () => ({ kind: 'signedIn' as const, issued: await this.signIn(ticket, session, request) }));
   }
 
-  private async signIn(ticket: unknown, session: Session | undefined): Promise<IssuedSession> {
+  private async signIn(ticket: unknown, session: Session | undefined, request?: RequestInfo): Promise<IssuedSession> {
     if (!isOpaqueToken(ticket)) throw new SsoRefusal('This sign-in link is not valid. Start again.');
     const now = this.clock.now();
     const done = await this.store.sso.takeCompletedSamlRequest(digestOpaqueToken(ticket), now);
@@ -236,6 +252,16 @@ export class SsoSignInService {
     if (!admits(connection, user.emailNormalized)) {
       throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
     }
+    await this.store.audit.insertEvent(
+      principalEvent(
+        { kind: 'user', id: user.id, tenantId: user.tenantId, ...(request ? { request } : {}) },
+        now,
+        user.tenantId,
+        'user.signed_in',
+        { kind: 'user', id: user.id },
+        { method: 'sso', connection_id: connection.id },
+      ),
+    );
     return this.sessions.signIn(session, user.id, session.state.returnTo ?? '/console');
   }
 

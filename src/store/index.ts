@@ -23,6 +23,8 @@ import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import type { RevokedTokenStore } from '../oauth/revocation-store.js';
 import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
+import { heartbeatStore } from './heartbeats.js';
+import type { HeartbeatStore } from '../maintenance/heartbeat.js';
 import { credentialStore } from './credentials.js';
 import { keyStore } from './keys.js';
 import { labelStore } from './labels.js';
@@ -58,6 +60,7 @@ export interface Store {
   /** revoked access tokens (RFC 7009) */
   revokedTokens: RevokedTokenStore;
   audit: AuditStore;
+  heartbeats: HeartbeatStore;
   keys: KeyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
@@ -100,6 +103,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     tokenThrottle: tokenThrottleStore(db),
     revokedTokens: revokedTokenStore(db),
     audit: auditStore(db),
+    heartbeats: heartbeatStore(db),
     keys: keyStore(db),
     transaction: async (fn) => {
       if (inTransaction) return fn(store);

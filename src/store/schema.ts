@@ -199,6 +199,21 @@ export interface AuditEventsTable {
   target_kind: string;
   target_id: string;
   details: Json<Record<string, unknown>>;
+  /** the actor's home tenant; null for the system, an operator, or rows older than 20261130T1200 */
+  actor_tenant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 'success' | 'failure' | 'refused' */
+  outcome: ColumnType<string, string | undefined, string>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  address: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface ProcessHeartbeatsTable {
+  process_id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: Timestamp;
+  last_seen_at: Timestamp;
 }
 
 export interface SessionsTable {
@@ -385,6 +400,7 @@ export interface Database {
   client_creations: ClientCreationsTable;
   signing_keys: SigningKeysTable;
   audit_events: AuditEventsTable;
+  process_heartbeats: ProcessHeartbeatsTable;
   sso_connections: SsoConnectionsTable;
   sso_connection_domains: SsoConnectionDomainsTable;
   sso_connection_testers: SsoConnectionTestersTable;

@@ -104,6 +104,7 @@ async function setSupport(w: World, c1: boolean, p1: boolean): Promise<void> {
 // GraphQL documents
 const Q = {
   ssoConnections: `{ ssoConnections { id tenantID } }`,
+  auditEvents: `{ auditEvents(first: 500) { events { tenantID action targetID } } }`,
   ssoConnection: `query($id: ID!) { ssoConnection(connectionID: $id) { id tenantID } }`,
   ssoConfig: `query($c: String) { getSSOConnectionConfig(cert: $c) { subject } }`,
   createSso: `mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }`,
@@ -433,6 +434,27 @@ async function freshConnection(w: World, configured = false): Promise<string> {
 const ssoRow = async (w: World, id: string) => (await rows(w, sql`select * from sso_connections where id = ${id}`))[0];
 
 const SSO_OPS: Op[] = [
+  {
+    // the acting tenant's trail (C1 has no tenants below it): C1's events only, whoever reads
+    row: 'auditEvents',
+    iface: 'tenant',
+    inC1: true,
+    field: 'auditEvents',
+    mutation: false,
+    prepare: async (w) => ({ id: await freshConnection(w) }),
+    run: (_w, _s, send) => send(Q.auditEvents),
+    effect: async (w, s, res) => {
+      const listed = res.body.data.auditEvents.events as { tenantID: string; action: string; targetID: string }[];
+      assert.ok(
+        listed.some((e) => e.action === 'sso.created' && e.targetID === s.id),
+        'the event of the connection made in C1',
+      );
+      assert.ok(
+        listed.every((e) => e.tenantID === w.C1),
+        'no event of another tenant',
+      );
+    },
+  },
   {
     row: 'ssoConnections',
     iface: 'tenant',

@@ -36,7 +36,10 @@ for (const engine of engines()) {
       });
     /** 'done', or the refusal as `refused <status>: <message>` */
     const decide = async (userCode: string, approve: boolean, email = 'cli@example.com', id = userId) => {
-      const decided = await t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email }, approve);
+      const decided = await t.service.services.device.decide(canonicalUserCode(userCode)!, { id, email, tenantId: '1' }, approve, undefined, {
+        id: 'req-device',
+        address: '192.0.2.77',
+      });
       return decided.kind === 'refused' ? `refused ${decided.status}: ${decided.message}` : decided.kind;
     };
 
@@ -93,6 +96,36 @@ for (const engine of engines()) {
       t.clock.advance(601_000);
       assert.equal((await poll(late.device_code)).body.error, 'expired_token');
       assert.match(await decide(late.user_code, true), /^refused 400: It expired or was already used\./, 'nobody approves an expired code');
+    });
+
+    it('an approval and a denial are audit events of the user, with the request, never the codes; a refused one is none', async () => {
+      const events = () =>
+        t.db.kysely
+          .selectFrom('audit_events')
+          .selectAll()
+          .where('action', 'in', ['device.approved', 'device.denied'])
+          .orderBy('occurred_at')
+          .orderBy('action')
+          .execute();
+      const before = (await events()).length;
+      const approved = (await start()).body;
+      assert.equal(await decide(approved.user_code, true), 'done');
+      t.clock.advance(1000);
+      const denied = (await start()).body;
+      assert.equal(await decide(denied.user_code, false), 'done');
+      assert.match(await decide(denied.user_code, true), /^refused 400/, 'decided already');
+      const rows = (await events()).slice(before);
+      assert.deepEqual(
+        rows.map((r) => [r.action, r.actor_kind, r.actor_id, String(r.tenant_id), String(r.actor_tenant_id), r.outcome, r.request_id, r.address]),
+        [
+          ['device.approved', 'user', userId, '1', '1', 'success', 'req-device', '192.0.2.77'],
+          ['device.denied', 'user', userId, '1', '1', 'success', 'req-device', '192.0.2.77'],
+        ],
+      );
+      const text = JSON.stringify(rows);
+      for (const secret of [approved.device_code, approved.user_code, denied.device_code, denied.user_code]) {
+        assert.ok(!text.includes(secret) && !text.includes(canonicalUserCode(secret) ?? secret), 'a code is in an audit event');
+      }
     });
 
     it('only the account the CLI named may approve; another client cannot poll the code; an unknown code is invalid_grant', async () => {

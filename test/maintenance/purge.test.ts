@@ -1,7 +1,7 @@
 // The purge of rows that only pile up (src/maintenance/purge.ts), on both engines: sessions past
 // their absolute or idle end go, live ones stay; device authorizations go a day after they expired;
 // failure counts go after their quiet hour, and a live count stays in force; SAML requests and used
-// assertion ids go once past their time.
+// assertion ids go once past their time; audit events once past their retention.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -17,7 +17,8 @@ for (const engine of engines()) {
     });
     after(() => t.close());
 
-    const purge = () => purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds });
+    const purge = () =>
+      purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds, auditRetentionDays: t.config.auditRetentionDays });
     const count = async (table: string) =>
       Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)}`.execute(t.db.kysely)).rows[0]!.n);
 
@@ -105,6 +106,30 @@ for (const engine of engines()) {
       assert.equal((await purge()).samlRecords, 2, 'the expired request and assertion id');
       assert.equal(await count('saml_requests'), 1);
       assert.equal(await sso.useAssertion(connection, 'a-new', later(600_000)), false, 'a live assertion id still stops a replay');
+    });
+
+    it('deletes audit events older than GATEHOUSE_AUDIT_RETENTION_DAYS, keeps younger ones', async () => {
+      await purge();
+      const days = t.config.auditRetentionDays;
+      const now = t.clock.now().getTime();
+      const event = (ageMs: number, action: string) =>
+        t.service.store.audit.insertEvent({
+          occurredAt: new Date(now - ageMs),
+          tenantId: '1',
+          actor: { kind: 'system', id: 'purge-test' },
+          action,
+          target: { kind: 'tenant', id: '1' },
+        });
+      await event(days * 86_400_000 + 1000, 'test.too_old');
+      await event(days * 86_400_000 - 60_000, 'test.kept');
+      assert.equal((await purge()).auditEvents, 1, 'the one past its retention');
+      const left = await t.db.kysely.selectFrom('audit_events').select('action').where('action', 'like', 'test.%').execute();
+      assert.deepEqual(
+        left.map((r) => r.action),
+        ['test.kept'],
+      );
+      t.clock.advance(120_000);
+      assert.equal((await purge()).auditEvents, 1, 'and that one once it is past, too');
     });
   });
 }

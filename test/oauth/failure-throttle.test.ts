@@ -208,7 +208,7 @@ for (const engine of engines()) {
       await guess(t, 'c', ATTACKER);
       await guess(t, 'd', ATTACKER, true);
       clock.advance(5 * 60_000 + 1);
-      const purged = await purgeExpired(store(), clock, { sessionIdleSeconds: 3600 });
+      const purged = await purgeExpired(store(), clock, { sessionIdleSeconds: 3600, auditRetentionDays: 365 });
       assert.equal(purged.failureCounts, 3, 'the pair and address counts, and the success');
       assert.equal(await rows(), 0);
     });

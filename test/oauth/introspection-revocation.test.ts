@@ -190,7 +190,10 @@ for (const engine of engines()) {
       const kept = () => t.db.kysely.selectFrom('revoked_tokens').select('jti').execute();
       assert.equal((await kept()).length, 1);
       t.clock.advance(t.config.tokenTtlSeconds * 1000 + 120_000);
-      const purged = await purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds });
+      const purged = await purgeExpired(t.service.store, t.clock, {
+        sessionIdleSeconds: t.config.sessionIdleSeconds,
+        auditRetentionDays: t.config.auditRetentionDays,
+      });
       assert.equal(purged.revokedTokens, 1);
       assert.equal((await kept()).length, 0);
       assert.equal((await version(c.token)).status, 401, 'and expired now');

@@ -363,7 +363,7 @@ for (const engine of transportEngines()) {
         }
       });
 
-      it('writes nothing for a refused request: no rows, no last-used time', async () => {
+      it('writes nothing for a refused request but the audit event of a wrong secret: no other rows, no last-used time', async () => {
         const before = await rowCounts(t);
         const lastUsed = async () =>
           (await t.db.kysely.selectFrom('client_secrets').select('last_used_at').execute()).map((r) => r.last_used_at?.toISOString() ?? null);
@@ -378,7 +378,13 @@ for (const engine of transportEngines()) {
         );
         await t.service.lastUsed.flush();
         assert.deepEqual(await lastUsed(), usedBefore);
-        assert.deepEqual(await rowCounts(t), before);
+        // the wrong secret of an existing client is one event (client.credentials_refused); an
+        // unknown client and a malformed body write none
+        assert.deepEqual(await rowCounts(t), { ...before, audit_events: before.audit_events! + 1 });
+        const refused = await t.db.kysely.selectFrom('audit_events').selectAll().where('action', '=', 'client.credentials_refused').execute();
+        assert.ok(refused.length > 0);
+        assert.ok(refused.every((e) => e.outcome === 'failure'));
+        assert.ok(!JSON.stringify(refused).includes(ROOT_CLIENT_SECRET), 'not the secret tried');
       });
 
       it('rejects a missing grant_type with 400 invalid_request', async () => {

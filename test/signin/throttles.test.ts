@@ -197,6 +197,36 @@ for (const engine of engines()) {
       assert.equal(events.length, 1, 'the tenant audit log records that the account was under attack, once per window');
     });
 
+    it('each attempt let through is an audit event (the address, never the password tried); one held back (429) is none', async () => {
+      const owner = await signedInUser(t, 'audited@example.com');
+      const userId = await t.db.kysely
+        .selectFrom('users')
+        .select(['id', 'tenant_id'])
+        .where('email', '=', 'audited@example.com')
+        .executeTakeFirstOrThrow();
+      const failures = () =>
+        t.db.kysely.selectFrom('audit_events').selectAll().where('action', '=', 'user.sign_in_failed').where('actor_id', '=', userId.id).execute();
+      const before = (await failures()).length;
+      const { client, csrf } = await atPassword('audited@example.com', '10.44.0.1');
+      assert.equal((await client.post('/login', { _csrf: csrf, password: `${WRONG} audited` })).status, 400);
+      const rows = (await failures()).slice(before);
+      assert.equal(rows.length, 1);
+      assert.deepEqual([String(rows[0]!.tenant_id), rows[0]!.outcome, rows[0]!.address], [String(userId.tenant_id), 'failure', '10.44.0.1']);
+      assert.ok(rows[0]!.request_id, 'the request id');
+      // an address with no account: in the vendor's trail, with the address typed
+      const unknown = await atPassword('nobody-here@example.com', '10.44.0.2');
+      assert.equal((await unknown.client.post('/login', { _csrf: unknown.csrf, password: `${WRONG} nobody` })).status, 400);
+      const vendor = await t.db.kysely
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('action', '=', 'user.sign_in_failed')
+        .where('actor_id', '=', 'unknown')
+        .execute();
+      assert.ok(vendor.some((e) => String(e.tenant_id) === '1' && JSON.stringify(e.details).includes('nobody-here@example.com')));
+      const all = JSON.stringify(await t.db.kysely.selectFrom('audit_events').selectAll().execute());
+      assert.ok(!all.includes(WRONG) && !all.includes(owner.key ?? '\u0000'), 'a password tried is in audit_events');
+    });
+
     it("a recognised browser's own failures count against it alone, and an attacker's against the attacker", async () => {
       const owner = await signedInUser(t, 'own@example.com');
       const laptop = owner.client;

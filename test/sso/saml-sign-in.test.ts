@@ -135,6 +135,20 @@ for (const engine of transportEngines()) {
       const again = new PageClient(t);
       assert.equal((await signIn(again, TESTER)).status, 303);
       assert.equal((await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', TESTER).execute()).length, 1);
+      // each sign-in is an audit event of the user in the tenant, with the request and address
+      const events = await t.db.kysely
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('action', '=', 'user.signed_in')
+        .where('actor_id', '=', user.id)
+        .execute();
+      assert.equal(events.length, 2);
+      for (const e of events) {
+        assert.deepEqual([String(e.tenant_id), String(e.actor_tenant_id), e.outcome], [tenant, tenant, 'success']);
+        assert.ok(e.request_id && e.address, 'the request id and the address');
+        const details = typeof e.details === 'string' ? JSON.parse(e.details) : e.details;
+        assert.equal(details.method, 'sso');
+      }
     });
 
     it('while Testing: anyone else in the domain signs in as before, and the IdP cannot sign a non-tester in', async () => {
@@ -149,6 +163,11 @@ for (const engine of transportEngines()) {
       assert.equal(acs.status, 403);
       assert.match(acs.text, /only its testers can sign in/);
       assert.equal(await userRow(`intruder@${DOMAIN}`), undefined);
+      // the genuine response refused is an event of the connection's tenant, saying why
+      const refused = await t.db.kysely.selectFrom('audit_events').selectAll().where('action', '=', 'sso.sign_in_refused').execute();
+      assert.equal(refused.length, 1);
+      assert.deepEqual([String(refused[0]!.tenant_id), refused[0]!.outcome], [tenant, 'refused']);
+      assert.match(JSON.stringify(refused[0]!.details), /only its testers/);
     });
 
     it('refuses every forged, tampered or replayed response, signing nobody in and creating nobody', async () => {

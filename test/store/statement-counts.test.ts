@@ -170,6 +170,8 @@ for (const engine of engines()) {
         // the browser recognised from now on, and this address's counts cleared
         'insert recognised_browsers',
         'delete sign_in_failures',
+        // the audit event of the sign-in (user.signed_in, with the request id and address)
+        'insert audit_events',
         // the signed-in session under a new id, and the user's last sign-in
         'begin',
         'delete sessions',
@@ -206,8 +208,12 @@ for (const engine of engines()) {
         'select device_authorizations',
         'update sign_in_failures',
         // the decision, written only if the code is still pending (the code found above is
-        // passed on: it was looked up again)
+        // passed on: it was looked up again), and its audit event (device.approved) in the
+        // same transaction
+        'begin',
         'update device_authorizations',
+        'insert audit_events',
+        'commit',
       ]);
     });
   });
@@ -318,6 +324,8 @@ for (const engine of engines()) {
         'select role_assignments',
         CONNECTION,
         'select tenants',
+        // the audit event of the sign-in (user.signed_in, method sso)
+        'insert audit_events',
         // the signed-in session under a new id, and the user's last sign-in
         'begin',
         'delete sessions',

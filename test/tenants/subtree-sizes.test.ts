@@ -67,7 +67,10 @@ for (const engine of engines()) {
       assert.equal(await total(partnerToken), 22);
       assert.equal(await total(root, { forHierarchies: [nested] }), 10);
       const rows = await sizeRows();
-      const purged = await purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds });
+      const purged = await purgeExpired(t.service.store, t.clock, {
+        sessionIdleSeconds: t.config.sessionIdleSeconds,
+        auditRetentionDays: t.config.auditRetentionDays,
+      });
       assert.ok(purged.subtreeSizeRows > 0, 'appended rows were folded');
       const ancestors = Number(
         (await sql<{ n: string }>`select count(distinct ancestor_id)::text as n from tenant_subtree_sizes`.execute(t.db.kysely)).rows[0]!.n,
@@ -77,7 +80,15 @@ for (const engine of engines()) {
       assert.equal(await total(root), before + 12);
       assert.equal(await total(partnerToken), 22);
       // and a second fold finds nothing to do
-      assert.equal((await purgeExpired(t.service.store, t.clock, { sessionIdleSeconds: t.config.sessionIdleSeconds })).subtreeSizeRows, 0);
+      assert.equal(
+        (
+          await purgeExpired(t.service.store, t.clock, {
+            sessionIdleSeconds: t.config.sessionIdleSeconds,
+            auditRetentionDays: t.config.auditRetentionDays,
+          })
+        ).subtreeSizeRows,
+        0,
+      );
     });
   });
 }

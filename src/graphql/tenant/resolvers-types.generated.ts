@@ -4,6 +4,8 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { TenantPage as TenantPageModel, Tenant as TenantModel, Environment as EnvironmentModel } from '../../tenants/model.js';
 import type { TenantLabel as TenantLabelModel } from '../../labels/model.js';
 import type { Service as ServiceModel, PartnerSubscription as PartnerSubscriptionModel } from '../../subscriptions/model.js';
+import type { StoredAuditEvent as StoredAuditEventModel } from '../../audit/model.js';
+import type { AuditEventPage as AuditEventPageModel } from '../../audit/service.js';
 import type { SsoConnection as SsoConnectionModel, SsoCertificate as SsoCertificateModel } from '../../sso/model.js';
 import type { IdpConfiguration as IdpConfigurationModel } from '../../sso/idp-configuration.js';
 import type { IdpCertificate as IdpCertificateModel } from '../../sso/certificate.js';
@@ -60,6 +62,13 @@ export type Query = {
    * PEM or bare base64). Give one of the two. Needs Administrator in the acting tenant.
    */
   getSSOConnectionConfig: Maybe<SsoConnectionConfig>;
+  /**
+   * Addition: the audit trail of the acting tenant (`X-Tenant-Context`, else home) and of the tenants
+   * below it, newest first: changes, sign-ins (successful or not), device approvals, refused client
+   * credentials, SSO sign-ins, operator commands. Needs Administrator in the tenant or a partner
+   * above it; another tenant's events are never listed. Kept `GATEHOUSE_AUDIT_RETENTION_DAYS` days.
+   */
+  auditEvents: AuditEventPage;
 };
 
 /** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
@@ -87,6 +96,69 @@ export type QuerySsoConnectionArgs = {
 export type QueryGetSsoConnectionConfigArgs = {
   metadataURL?: InputMaybe<Scalars['String']['input']>;
   cert?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Reading tenants, services and partner subscriptions. Every list holds only what the caller sees. */
+export type QueryAuditEventsArgs = {
+  filter?: InputMaybe<AuditEventFilter>;
+  after?: InputMaybe<Scalars['ID']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** Addition: filters of `auditEvents`. */
+export type AuditEventFilter = {
+  /** From this time on (inclusive). */
+  from?: InputMaybe<Scalars['Time']['input']>;
+  /** Up to this time (inclusive). A `from` after `to` is `BAD_USER_INPUT`. */
+  to?: InputMaybe<Scalars['Time']['input']>;
+  /** Only events by this actor: a client's or user's id (UUID), or an operator's name. 1-200 characters. */
+  actor?: InputMaybe<Scalars['String']['input']>;
+  /** Only events of this action, e.g. `user.signed_in`, `client.created` (docs/operations.md lists them). 1-200 characters. */
+  action?: InputMaybe<Scalars['String']['input']>;
+  /** Only events with this outcome: `success`, `failure` or `refused`. */
+  outcome?: InputMaybe<Scalars['String']['input']>;
+  /** Only events of this tenant, which must be the acting tenant or below it (else the page is empty). */
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** Addition: a page of `auditEvents`. */
+export type AuditEventPage = {
+  /** The events of this page, newest first. */
+  events: Array<AuditEvent>;
+  /** Position of the last event of this page: pass it as `after` for the next page. An empty page returns the cursor it was given. */
+  cursor: Maybe<Scalars['ID']['output']>;
+  /** Whether more events follow this page (exact: one more row is read). */
+  hasMore: Scalars['Boolean']['output'];
+};
+
+/** Addition: one audit event. Never holds a secret: at most a hint of one (its last characters). */
+export type AuditEvent = {
+  /** The event's id (a UUID). */
+  id: Scalars['ID']['output'];
+  /** When it happened. */
+  occurredAt: Scalars['Time']['output'];
+  /** The tenant it happened in (the acting tenant of the request). */
+  tenantID: Scalars['ID']['output'];
+  /** Who acted: `client`, `user`, `system` or `operator` (the command line). */
+  actorKind: Scalars['String']['output'];
+  /** The client's or user's id, `system`'s job name, or the operator's name. */
+  actorID: Scalars['String']['output'];
+  /** The actor's home tenant; null for the system and operators. */
+  actorTenantID: Maybe<Scalars['ID']['output']>;
+  /** What was done, e.g. `client.created`, `user.sign_in_failed`, `sso.disabled`. */
+  action: Scalars['String']['output'];
+  /** `success`, `failure` (the attempt failed, e.g. a wrong password) or `refused` (not allowed). */
+  outcome: Scalars['String']['output'];
+  /** The kind of object acted on, e.g. `client`, `user`, `tenant`, `sso_connection`. */
+  targetKind: Scalars['String']['output'];
+  /** The object's id. */
+  targetID: Scalars['String']['output'];
+  /** What else is worth knowing, as JSON text (never a secret). */
+  details: Scalars['String']['output'];
+  /** The request's id (as in the logs); null when not made by a request (jobs, command line). */
+  requestID: Maybe<Scalars['String']['output']>;
+  /** The client's address as the service saw it; null when not made by a request. */
+  address: Maybe<Scalars['String']['output']>;
 };
 
 /**
@@ -1031,9 +1103,12 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  AuditEventFilter: AuditEventFilter;
+  AuditEventPage: ResolverTypeWrapper<AuditEventPageModel>;
+  AuditEvent: ResolverTypeWrapper<StoredAuditEventModel>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TenantsQuery: TenantsQuery;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   TenantEnvironmentFilter: TenantEnvironmentFilter;
   TenantLabelFilter: TenantLabelFilter;
   PartnershipFilter: PartnershipFilter;
@@ -1077,9 +1152,12 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   Boolean: Scalars['Boolean']['output'];
   String: Scalars['String']['output'];
+  Int: Scalars['Int']['output'];
+  AuditEventFilter: AuditEventFilter;
+  AuditEventPage: AuditEventPageModel;
+  AuditEvent: StoredAuditEventModel;
   Mutation: Record<PropertyKey, never>;
   TenantsQuery: TenantsQuery;
-  Int: Scalars['Int']['output'];
   TenantEnvironmentFilter: TenantEnvironmentFilter;
   TenantLabelFilter: TenantLabelFilter;
   PartnershipFilter: PartnershipFilter;
@@ -1128,6 +1206,35 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   ssoConnections?: Resolver<Array<ResolversTypes['SSOConnection']>, ParentType, ContextType>;
   ssoConnection?: Resolver<Maybe<ResolversTypes['SSOConnection']>, ParentType, ContextType, RequireFields<QuerySsoConnectionArgs, 'connectionID'>>;
   getSSOConnectionConfig?: Resolver<Maybe<ResolversTypes['SSOConnectionConfig']>, ParentType, ContextType, Partial<QueryGetSsoConnectionConfigArgs>>;
+  auditEvents?: Resolver<ResolversTypes['AuditEventPage'], ParentType, ContextType, Partial<QueryAuditEventsArgs>>;
+};
+
+export type AuditEventPageResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['AuditEventPage'] = ResolversParentTypes['AuditEventPage'],
+> = {
+  events?: Resolver<Array<ResolversTypes['AuditEvent']>, ParentType, ContextType>;
+  cursor?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  hasMore?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AuditEventResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['AuditEvent'] = ResolversParentTypes['AuditEvent'],
+> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  occurredAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  tenantID?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  actorKind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actorID?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actorTenantID?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  action?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  targetKind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  targetID?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  details?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  requestID?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  address?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<
@@ -1425,6 +1532,8 @@ export type SsoCertificateInfoResolvers<
 export type Resolvers<ContextType = GraphQLContext> = {
   Time?: GraphQLScalarType;
   Query?: QueryResolvers<ContextType>;
+  AuditEventPage?: AuditEventPageResolvers<ContextType>;
+  AuditEvent?: AuditEventResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   TenantResults?: TenantResultsResolvers<ContextType>;
   Tenant?: TenantResolvers<ContextType>;

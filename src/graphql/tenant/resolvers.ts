@@ -32,6 +32,17 @@ export const tenantResolvers: Resolvers = {
     ssoConnections: (_, _args, ctx) => ctx.services.sso.list(ctx.caller),
     ssoConnection: (_, args, ctx) => ctx.services.sso.get(ctx.caller, args.connectionID),
     getSSOConnectionConfig: (_, args, ctx) => ctx.services.sso.inspect(ctx.caller, args.metadataURL, args.cert),
+    auditEvents: (_, args, ctx) => ctx.services.audit.list(ctx.caller, args),
+  },
+  AuditEvent: {
+    tenantID: (e) => e.tenantId,
+    actorKind: (e) => e.actor.kind,
+    actorID: (e) => e.actor.id,
+    actorTenantID: (e) => e.actor.tenantId ?? null,
+    targetKind: (e) => e.target.kind,
+    targetID: (e) => e.target.id,
+    details: (e) => JSON.stringify(e.details),
+    requestID: (e) => e.requestId,
   },
   Mutation: {
     createTenant: (_, args, ctx) => ctx.services.tenants.create(ctx.caller, args.newTenant),

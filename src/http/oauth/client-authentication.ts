@@ -3,13 +3,20 @@
 // first (oauth/failure-throttle.ts: a guesser's attempt is counted before its secret is checked,
 // and given back if it authenticates), so that no endpoint is a way around the throttle.
 import type { FastifyRequest } from 'fastify';
+import type { RequestInfo } from '../../audit/model.js';
 import { type AuthenticatedClient, authenticateClient, type ClientAuthenticator, presentedCredentials } from '../../oauth/client-auth.js';
 import { invalidClient, OAuthError } from '../../oauth/errors.js';
 import type { FailureThrottle } from '../../oauth/failure-throttle.js';
 import type { TokenParams } from '../../oauth/params.js';
 
+/** Authenticates clients, and records a refused secret of a client that exists as an audit event
+ *  of its tenant (credentials/service.ts). */
+export interface RefusalRecordingAuthenticator extends ClientAuthenticator {
+  credentialsRefused(clientId: string, request: RequestInfo): Promise<void>;
+}
+
 export interface ClientAuthDeps {
-  credentials: ClientAuthenticator;
+  credentials: RefusalRecordingAuthenticator;
   /** counts failed client authentications across processes */
   throttle: FailureThrottle;
   /** this deployment's region, named by every invalid_client */
@@ -38,8 +45,12 @@ async function authenticate(deps: ClientAuthDeps, request: FastifyRequest, param
   try {
     client = await authenticateClient(deps.credentials, presented);
   } catch (err) {
-    if (err instanceof OAuthError && err.error === 'invalid_client') refuseWhileThrottled(await throttle.fail(attempt));
-    else await throttle.abandon(attempt);
+    if (err instanceof OAuthError && err.error === 'invalid_client') {
+      // the refusal is an audit event of the client named, if it exists (written before the
+      // throttle's answer, which may be a 429)
+      if (presented) await deps.credentials.credentialsRefused(presented.clientId, { id: request.id, address: request.ip });
+      refuseWhileThrottled(await throttle.fail(attempt));
+    } else await throttle.abandon(attempt);
     throw err;
   }
   await throttle.succeed(attempt);

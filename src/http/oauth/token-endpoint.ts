@@ -4,20 +4,19 @@
 // counted); the grant. Errors follow RFC 6749 section 5.2 (scope.ts answers them).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessTokens } from '../../oauth/access-token.js';
-import type { ClientAuthenticator } from '../../oauth/client-auth.js';
 import { invalidRequest, OAuthError } from '../../oauth/errors.js';
 import type { FailureThrottle } from '../../oauth/failure-throttle.js';
 import { clientCredentialsGrant } from '../../oauth/grants/client-credentials.js';
 import { DEVICE_CODE_GRANT, type DevicePolls, deviceCodeGrant } from '../../oauth/grants/device-code.js';
 import type { Metrics } from '../../observability/metrics.js';
-import { throttledClientAuth } from './client-authentication.js';
+import { type RefusalRecordingAuthenticator, throttledClientAuth } from './client-authentication.js';
 import { oauthParams } from './scope.js';
 
 export const TOKEN_PATH = '/auth/api/v2/auth/token';
 export const GRANT_TYPES = ['client_credentials', DEVICE_CODE_GRANT] as const;
 
 export interface TokenEndpointDeps {
-  credentials: ClientAuthenticator & { recordSecretUse(secretId: string): void };
+  credentials: RefusalRecordingAuthenticator & { recordSecretUse(secretId: string): void };
   tokens: AccessTokens;
   /** counts failed client authentications across processes (oauth/failure-throttle.ts) */
   throttle: FailureThrottle;

@@ -119,7 +119,7 @@ export function devicePages(kit: PageKit) {
       const entry = await services.device.enter(code, req.ip);
       if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
       const approve = form.decision === 'approve';
-      const result = await services.device.decide(code, user, approve, entry.authorization);
+      const result = await services.device.decide(code, user, approve, entry.authorization, { id: req.id, address: req.ip });
       if (result.kind === 'refused') return approvalRefused(reply, session, result);
       return send(
         reply,

@@ -97,7 +97,7 @@ export function ssoPages(kit: PageKit) {
         );
       }
       try {
-        const accepted = await services.ssoSignIn.acs(idOf(req), (req.body ?? {}) as Record<string, unknown>);
+        const accepted = await services.ssoSignIn.acs(idOf(req), (req.body ?? {}) as Record<string, unknown>, { id: req.id, address: req.ip });
         if (accepted.kind === 'refused') return refused(reply, accepted);
         // a top-level GET: the browser's SameSite=Lax session cookie comes with it
         return reply.redirect(`/sso/saml/finish?ticket=${accepted.ticket}`, 303);
@@ -109,7 +109,7 @@ export function ssoPages(kit: PageKit) {
     /** GET /sso/saml/finish?ticket=…: the browser that began the sign-in is signed in */
     async finish(req: FastifyRequest, reply: FastifyReply) {
       const session = await kit.sessionOf(req);
-      const done = await services.ssoSignIn.finish((req.query as Record<string, unknown>).ticket, session);
+      const done = await services.ssoSignIn.finish((req.query as Record<string, unknown>).ticket, session, { id: req.id, address: req.ip });
       if (done.kind === 'refused') return refused(reply, done);
       setSessionCookie(reply, kit.cookie, done.issued.secret);
       return reply.redirect(session?.state.returnTo ?? '/console', 303);

@@ -30,7 +30,8 @@ export function bearerAuth(services: Services) {
       );
     }
     try {
-      request.principal = await services.bearer.authenticate(match[1]!);
+      // a copy: the authenticator may hand the same principal to several requests
+      request.principal = { ...(await services.bearer.authenticate(match[1]!)), request: { id: request.id, address: request.ip } };
     } catch (err) {
       if (err instanceof InvalidToken) throw unauthenticated(`Invalid access token: ${err.message}. ${err.remedy ?? TOKEN_REMEDY}`, true);
       throw err;

@@ -17,6 +17,8 @@ import { listingChanges } from './20261128T0900-listing-changes.js';
 import { signInAttempts } from './20261129T0900-sign-in-attempts.js';
 import { signingKeySchedule } from './20261130T0900-signing-key-schedule.js';
 import { revokedTokens } from './20261130T1000-revoked-tokens.js';
+import { auditTrail } from './20261130T1200-audit-trail.js';
+import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -36,4 +38,6 @@ export const migrations: Record<string, Migration> = {
   '20261129T0900-sign-in-attempts': signInAttempts,
   '20261130T0900-signing-key-schedule': signingKeySchedule,
   '20261130T1000-revoked-tokens': revokedTokens,
+  '20261130T1200-audit-trail': auditTrail,
+  '20261130T1210-process-heartbeats': processHeartbeats,
 };

@@ -1,0 +1,69 @@
+// Reading the audit trail: the acting tenant's events and those of the tenants below it, for
+// its (or a partner's) Administrators; never another tenant's. Newest first, by cursor.
+import { assertCan } from '../access/policy.js';
+import type { Caller } from '../access/principal.js';
+import type { Clock } from '../clock.js';
+import { badInput } from '../errors.js';
+import { TENANT_ID_PATTERN } from '../ids.js';
+import { checkPage } from '../paging.js';
+import { auditCursor, checkOutcome, parseAuditCursor, type StoredAuditEvent } from './model.js';
+import type { AuditStore } from './store.js';
+
+export interface AuditStores {
+  audit: AuditStore;
+}
+
+export interface AuditEventsInput {
+  filter?: {
+    from?: Date | null;
+    to?: Date | null;
+    actor?: string | null;
+    action?: string | null;
+    outcome?: string | null;
+    tenantId?: string | null;
+  } | null;
+  after?: string | null;
+  first?: number | null;
+}
+
+export interface AuditEventPage {
+  events: StoredAuditEvent[];
+  /** the position of the last event: `after` for the next page (null on an empty page) */
+  cursor: string | null;
+  hasMore: boolean;
+}
+
+export class AuditService {
+  constructor(
+    private readonly store: AuditStores,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(caller: Caller, input: AuditEventsInput): Promise<AuditEventPage> {
+    assertCan(caller.principal, caller.tenant, 'audit.read', this.clock.now());
+    const f = input.filter ?? {};
+    const { perPage } = checkPage({ perPage: input.first }, { names: { page: 'after', perPage: 'first' }, defaultPerPage: 50 });
+    if (f.from && f.to && f.from > f.to) throw badInput('filter.from is after filter.to: give a start before the end', { field: 'filter.from' });
+    for (const [name, value] of [
+      ['filter.actor', f.actor],
+      ['filter.action', f.action],
+    ] as const) {
+      if (value !== null && value !== undefined && (value.length < 1 || value.length > 200)) {
+        throw badInput(`${name} must be 1-200 characters`, { field: name });
+      }
+    }
+    if (f.tenantId !== null && f.tenantId !== undefined && !TENANT_ID_PATTERN.test(f.tenantId)) {
+      throw badInput('filter.tenantId must be a tenant id (a decimal number such as 1042)', { field: 'filter.tenantId' });
+    }
+    const after = input.after ? parseAuditCursor(input.after, 'after') : null;
+    const rows = await this.store.audit.listEvents(
+      { subtreeOf: caller.tenant.id, tenantId: f.tenantId ?? null },
+      { from: f.from, to: f.to, actorId: f.actor, action: f.action, outcome: checkOutcome(f.outcome, 'filter.outcome') },
+      after,
+      perPage + 1,
+    );
+    const events = rows.slice(0, perPage);
+    const last = events.at(-1);
+    return { events, cursor: last ? auditCursor(last) : (input.after ?? null), hasMore: rows.length > perPage };
+  }
+}
