@@ -1,6 +1,6 @@
 // The one place GraphQL errors get their public form: AppError -> its code and message;
 // GraphQL's own errors (syntax, validation, variable coercion) -> BAD_USER_INPUT, without "Did
-// you mean" hints where introspection is off; the database unreachable -> UNAVAILABLE; anything else -> INTERNAL with no detail (logged by
+// you mean" hints where introspection is off; the database unreachable -> INTERNAL with retryAfter (the contract's codes); anything else -> INTERNAL with no detail (logged by
 // the caller).
 import { GraphQLError } from 'graphql';
 import { AppError, DatabaseUnavailableError, type ErrorCode } from '../errors.js';
@@ -25,9 +25,11 @@ export function formatGraphQLError(
   if (original instanceof AppError) {
     return { message: original.message, ...where, extensions: { code: original.code, ...original.details } };
   }
-  // the database cannot be reached: not a bug, and the caller should retry (the route answers 503)
+  // the database cannot be reached: not a bug, and the caller should retry (the route answers 503).
+  // The code is one of the contract's (CONTRACT: "one of UNAUTHENTICATED … INTERNAL"): INTERNAL,
+  // told apart from a bug by its retryAfter and its message
   if (original instanceof DatabaseUnavailableError) {
-    return { message: original.message, ...where, extensions: { code: 'UNAVAILABLE', retryAfter: original.retryAfter } };
+    return { message: original.message, ...where, extensions: { code: 'INTERNAL', retryAfter: original.retryAfter } };
   }
   if (original && !(original instanceof GraphQLError)) {
     onInternal(original);

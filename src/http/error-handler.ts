@@ -1,5 +1,5 @@
 // Errors that escape a route, mapped once per transport. AppError -> its status and code; the
-// database unreachable (DatabaseUnavailableError) -> 503 UNAVAILABLE with Retry-After;
+// database unreachable (DatabaseUnavailableError) -> 503 INTERNAL with retryAfter and Retry-After;
 // Fastify's own 4xx (malformed JSON, unsupported media type, body over the limit: body-refusal.ts)
 // -> that status with BAD_USER_INPUT; anything else is a bug: logged, answered 500 INTERNAL with
 // no detail.
@@ -29,7 +29,8 @@ export function mapError(err: unknown, request: FastifyRequest, reply: FastifyRe
     request.log.warn({ err }, 'database unavailable');
     return {
       status: 503,
-      code: 'UNAVAILABLE',
+      // one of the contract's codes; retryAfter tells it from a bug
+      code: 'INTERNAL',
       message: err.message,
       details: { retryAfter: err.retryAfter },
       headers: { 'retry-after': String(err.retryAfter) },

@@ -106,11 +106,13 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
     context,
   });
   const errors = result.errors ? format(result.errors) : undefined;
-  const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || e.extensions.code === 'UNAVAILABLE');
+  const unavailable = (e: { extensions: { code: string; retryAfter?: unknown } }) =>
+    e.extensions.code === 'INTERNAL' && typeof e.extensions.retryAfter === 'number';
+  const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || unavailable(e));
   if (limited && typeof limited.extensions.retryAfter === 'number') reply.header('retry-after', String(limited.extensions.retryAfter));
   // the database could not be reached for some field: the answer as a whole is 503, so that
   // clients, proxies and load balancers retry (what data there is stays in the body)
-  if (errors?.some((e) => e.extensions.code === 'UNAVAILABLE')) return send(reply, { data: result.data, errors }, 503);
+  if (errors?.some(unavailable)) return send(reply, { data: result.data, errors }, 503);
   return send(reply, { data: result.data, errors });
 }
 
