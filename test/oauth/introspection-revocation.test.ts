@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { decodeProtectedHeader } from 'jose';
 import * as client from 'openid-client';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { purgeExpired } from '../../src/maintenance/purge.js';
@@ -218,6 +219,21 @@ for (const engine of engines()) {
       });
       assert.equal(res.status, 401);
       assert.match(((await res.json()) as any).error_description, /public client of this service/);
+    });
+
+    // last in this describe: every token signed so far is refused after it
+    it('inactive once the key that signed it is retired (an emergency); the next token is signed by another key and active', async () => {
+      const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);
+      assert.equal((await asRoot(c.token)).active, true);
+      const kid = decodeProtectedHeader(c.token).kid!;
+      await t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, kid);
+      assert.deepEqual(await asRoot(c.token), { active: false });
+      assert.equal((await version(c.token)).status, 401, 'and refused by the server itself');
+      const next = await t.token(c.clientId, c.secret);
+      assert.notEqual(decodeProtectedHeader(next).kid, kid);
+      const answer = await asRoot(next);
+      assert.equal(answer.active, true);
+      assert.equal(answer.client_id, c.clientId);
     });
   });
 }
