@@ -19,6 +19,10 @@ export function revokedTokenStore(db: Kysely<Database>): RevokedTokenStore {
     },
 
     async deleteExpiredRevocations(before) {
+      // the table's change trigger fires for a DELETE that deletes nothing too, and would drop
+      // every process's authentication caches at each purge: look first
+      const due = await db.selectFrom('revoked_tokens').select('jti').where('expires_at', '<', before).limit(1).executeTakeFirst();
+      if (!due) return 0;
       const result = await db.deleteFrom('revoked_tokens').where('expires_at', '<', before).executeTakeFirst();
       return Number(result.numDeletedRows);
     },

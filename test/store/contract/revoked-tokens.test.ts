@@ -44,5 +44,17 @@ for (const engine of engines()) {
       assert.deepEqual([await rows(early), await rows(onCut), await rows(late)], [0, 1, 1]);
       assert.deepEqual(await c.store.revokedTokens.findRevocation(onCut), { revoked: true });
     });
+
+    it('a purge with nothing expired signals no change (the caches of every process stay)', async () => {
+      await c.store.revokedTokens.deleteExpiredRevocations(at(2 * HOUR));
+      const before = c.db.changes.generation;
+      assert.equal(await c.store.revokedTokens.deleteExpiredRevocations(at(2 * HOUR)), 0);
+      assert.equal(c.db.changes.generation, before);
+      // and one that deletes does
+      await c.store.revokedTokens.revokeToken(randomUUID(), ROOT, at(1));
+      const written = c.db.changes.generation;
+      assert.equal(await c.store.revokedTokens.deleteExpiredRevocations(at(2 * HOUR)), 1);
+      assert.ok(c.db.changes.generation > written);
+    });
   });
 }
