@@ -15,7 +15,7 @@ export type Revoker = { kind: 'client'; clientUuid: string } | { kind: 'public';
 
 export interface RevocationDeps {
   tokens: Pick<AccessTokens, 'verify'>;
-  revoked: Pick<RevokedTokenStore, 'revokeToken'>;
+  revoked: Pick<RevokedTokenStore, 'revokeToken' | 'findRevocation'>;
 }
 
 /** Whether a token was revoked by this request (the endpoint answers 200 either way). */
@@ -32,6 +32,9 @@ export async function revoke(deps: RevocationDeps, revoker: Revoker, params: Tok
   }
   const own = revoker.kind === 'client' ? claims.pty === 'client' && claims.sub === revoker.clientUuid : claims.pty === 'user';
   if (!own) return false;
+  // revoked already: nothing to write. Each write tells every process to drop its authentication
+  // caches, so one token revoked in a loop must not do it again and again.
+  if ((await deps.revoked.findRevocation(claims.jti)).revoked) return false;
   await deps.revoked.revokeToken(claims.jti, claims.tid, new Date(claims.exp * 1000));
   return true;
 }

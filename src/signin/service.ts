@@ -518,7 +518,9 @@ export class SignInService {
       actor: { kind: 'user', id: known ? user.id : 'unknown', tenantId: known ? user.tenantId : null },
       action: outcome === 'success' ? 'user.signed_in' : 'user.sign_in_failed',
       target: { kind: 'user', id: known ? user.id : 'unknown' },
-      details: known ? { factor } : { factor, email },
+      // an address with no account: its domain only. What was typed may be a password typed in
+      // the wrong field, and the trail is read by people and exported to a SIEM.
+      details: known ? { factor } : { factor, emailDomain: emailDomainOf(email) },
       outcome,
       request: { id: attempt.requestId ?? '', address: attempt.address },
     });
@@ -598,4 +600,11 @@ function inWords(seconds: number): string {
 /** A change a person makes to their own account. */
 function userEvent(user: { id: string; tenantId: string }, occurredAt: Date, action: string): AuditEvent {
   return principalEvent({ kind: 'user', id: user.id }, occurredAt, user.tenantId, action, { kind: 'user', id: user.id });
+}
+
+/** The domain of what was typed as an address, when it reads as one (else null): never the rest. */
+function emailDomainOf(typed: string): string | null {
+  const at = typed.lastIndexOf('@');
+  const domain = at > 0 ? typed.slice(at + 1).toLowerCase() : '';
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain) ? domain : null;
 }

@@ -221,6 +221,16 @@ for (const engine of engines()) {
       assert.match(((await res.json()) as any).error_description, /public client of this service/);
     });
 
+    it('a token revoked again writes nothing: every write makes each process drop its caches', async () => {
+      const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);
+      const config = await discover(c.clientId, c.secret);
+      await client.tokenRevocation(config, c.token);
+      const once = t.db.changes.generation;
+      for (let i = 0; i < 3; i++) await client.tokenRevocation(config, c.token);
+      assert.equal(t.db.changes.generation, once);
+      assert.equal((await version(c.token)).status, 401);
+    });
+
     // last in this describe: every token signed so far is refused after it
     it('inactive once the key that signed it is retired (an emergency); the next token is signed by another key and active', async () => {
       const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);

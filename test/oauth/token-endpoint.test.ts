@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { sql } from 'kysely';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
@@ -554,6 +555,24 @@ for (const engine of transportEngines()) {
     });
 
     describe('guessing throttle', () => {
+      it('a refused secret whose audit event cannot be written is still a plain refusal, and the pair is not stuck: the right secret works next', {
+        timeout: 20_000,
+      }, async () => {
+        const c = await createClient(t, await t.rootToken(), 'audit-unwritable');
+        const from = '192.0.2.77';
+        const body = (secret: string) => json(basic(c.clientId, secret), { grant_type: 'client_credentials' });
+        // the audit table out of reach, as in an outage of that one write
+        await sql`alter table audit_events rename to audit_events_away`.execute(t.db.kysely);
+        try {
+          assertInvalidClient(await tokenRequest(t, { ...body(c.secret.slice(0, -6) + 'AAAAAA'), remoteAddress: from }), wrongSecret);
+          assert.ok(t.logs.some((l) => l.includes('the audit event of a refused client secret was not written')));
+        } finally {
+          await sql`alter table audit_events_away rename to audit_events`.execute(t.db.kysely);
+        }
+        // the throttle settled that attempt: the pair's next attempt is not left waiting on it
+        assertTokenResponse(t, await tokenRequest(t, { ...body(c.secret), remoteAddress: from }), 'Analyst');
+      });
+
       it('after 10 wrong secrets from one address answers 429 with Retry-After there, but not elsewhere, until the window ends', async () => {
         const c = await createClient(t, await t.rootToken(), 'throttled');
         const attacker = '203.0.113.7';

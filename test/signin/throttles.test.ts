@@ -213,7 +213,8 @@ for (const engine of engines()) {
       assert.equal(rows.length, 1);
       assert.deepEqual([String(rows[0]!.tenant_id), rows[0]!.outcome, rows[0]!.address], [String(userId.tenant_id), 'failure', '10.44.0.1']);
       assert.ok(rows[0]!.request_id, 'the request id');
-      // an address with no account: in the vendor's trail, with the address typed
+      // an address with no account: in the vendor's trail, with the domain of the address typed
+      // only (what is typed there may be a password in the wrong field)
       const unknown = await atPassword('nobody-here@example.com', '10.44.0.2');
       assert.equal((await unknown.client.post('/login', { _csrf: unknown.csrf, password: `${WRONG} nobody` })).status, 400);
       const vendor = await t.db.kysely
@@ -222,7 +223,8 @@ for (const engine of engines()) {
         .where('action', '=', 'user.sign_in_failed')
         .where('actor_id', '=', 'unknown')
         .execute();
-      assert.ok(vendor.some((e) => String(e.tenant_id) === '1' && JSON.stringify(e.details).includes('nobody-here@example.com')));
+      assert.ok(vendor.some((e) => String(e.tenant_id) === '1' && (e.details as { emailDomain?: string }).emailDomain === 'example.com'));
+      assert.ok(!JSON.stringify(vendor).includes('nobody-here'), 'nothing typed before the @ is kept');
       const all = JSON.stringify(await t.db.kysely.selectFrom('audit_events').selectAll().execute());
       assert.ok(!all.includes(WRONG) && !all.includes(owner.key ?? '\u0000'), 'a password tried is in audit_events');
     });

@@ -46,10 +46,16 @@ async function authenticate(deps: ClientAuthDeps, request: FastifyRequest, param
     client = await authenticateClient(deps.credentials, presented);
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
+      const wait = await throttle.fail(attempt);
       // the refusal is an audit event of the client named, if it exists (written before the
-      // throttle's answer, which may be a 429)
-      if (presented) await deps.credentials.credentialsRefused(presented.clientId, { id: request.id, address: request.ip });
-      refuseWhileThrottled(await throttle.fail(attempt));
+      // throttle's answer, which may be a 429). The throttle has settled first and does not
+      // depend on it: a write that fails (the database gone) is logged, and the refusal stands.
+      if (presented) {
+        await deps.credentials
+          .credentialsRefused(presented.clientId, { id: request.id, address: request.ip })
+          .catch((writeErr: unknown) => request.log.error({ err: writeErr }, 'the audit event of a refused client secret was not written'));
+      }
+      refuseWhileThrottled(wait);
     } else await throttle.abandon(attempt);
     throw err;
   }
