@@ -72,7 +72,8 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
  * The database cannot be reached just now: a connection refused, lost in the middle of a
  * statement, or not made within the pool's connect timeout. The persister raises it (whatever pg
  * said: store/connection-error.ts) so that each edge answers 503 with Retry-After in its own shape
- * (GraphQL UNAVAILABLE, OAuth temporarily_unavailable) instead of a 500. A write that failed this
+ * (GraphQL and JSON: INTERNAL with retryAfter, the contract having eight codes; OAuth
+ * temporarily_unavailable; the pages: their UNAVAILABLE words) instead of a 500. A write that failed this
  * way was not acknowledged; it may or may not have been committed (the connection died before the
  * answer), so a caller retries a create by reading first or by its own idempotence.
  */
