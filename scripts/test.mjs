@@ -167,7 +167,9 @@ function bundled(all) {
     lightest.files.push(f);
     lightest.cost += cost(f);
   }
-  const dir = join(root, 'node_modules', '.cache', 'gatehouse-test', 'bundles');
+  // not under node_modules: Node 26's runner leaves out every file there, even one named to it
+  // (it ran the two own-process files only, and passed)
+  const dir = join(root, '.cache', 'test-bundles');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const bundles = groups.map((g, i) => {
