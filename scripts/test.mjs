@@ -122,6 +122,9 @@ const typecheck =
       )
     : Promise.resolve(0);
 const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : [...new Set(files)];
+// each bundle module leaves a mark once its files are loaded: a runner that leaves a file out
+// without a word (Node 26's leaves out any path under node_modules, and passed) fails the run
+const marks = everything ? list.map((f) => `${f}.ran`) : [];
 const tests = await exitOf(
   spawn(
     process.execPath,
@@ -140,6 +143,13 @@ const tests = await exitOf(
     { cwd: root, stdio: 'inherit' },
   ),
 );
+const unran = marks.filter((m) => !existsSync(m)).map((m) => relative(root, m.slice(0, -'.ran'.length)));
+if (unran.length > 0) {
+  process.stderr.write(
+    `npm test: node's test runner never loaded ${unran.length} of ${marks.length} test modules (${unran.join(', ')}): the run is not a pass\n`,
+  );
+  process.exit(1);
+}
 const checked = await typecheck;
 if (checked !== 0) process.stderr.write('npm test: the type-check failed (above)\n');
 process.exit(tests !== 0 ? tests : checked);
@@ -175,12 +185,29 @@ function bundled(all) {
   const bundles = groups.map((g, i) => {
     const file = join(dir, `bundle-${String(i + 1).padStart(2, '0')}.test.mjs`);
     // in the order of the suite, so a bundle's output reads like the files' own
-    const lines = g.files.sort().map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};`);
-    writeFileSync(file, `// ${g.files.length} test files sharing one process (scripts/test.mjs)\n${lines.join('\n')}\n`);
+    writeBundle(file, g.files.sort());
     return { file, cost: g.cost };
   });
+  // a file that needs a process of its own is a bundle of one, so that it leaves its mark too
+  const alone = own.map((f, i) => {
+    const file = join(dir, `own-${String(i + 1).padStart(2, '0')}.test.mjs`);
+    writeBundle(file, [f]);
+    return { file, cost: cost(f) };
+  });
   // the longest first, so that no long process starts last while the others have finished
-  return [...bundles, ...own.map((f) => ({ file: f, cost: cost(f) }))].sort((a, b) => b.cost - a.cost).map((b) => b.file);
+  return [...bundles, ...alone].sort((a, b) => b.cost - a.cost).map((b) => b.file);
+}
+
+/** A module that imports the test files, then marks itself loaded (`<module>.ran`; imports are
+ *  evaluated before the module's own body). */
+function writeBundle(file, testFiles) {
+  const lines = testFiles.map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};`);
+  writeFileSync(
+    file,
+    `// ${testFiles.length} test file${testFiles.length === 1 ? '' : 's'} in one process (scripts/test.mjs)\n` +
+      `import { writeFileSync } from 'node:fs';\n${lines.join('\n')}\n` +
+      `writeFileSync(${JSON.stringify(`${file}.ran`)}, '');\n`,
+  );
 }
 
 function loadDurations() {

@@ -162,6 +162,8 @@ export async function createService(opts: {
         await metricsApp?.close();
         await stopJobs();
         await lastUsed.stop();
+        // refusal events still being written (credentials/service.ts)
+        await services.credentials.settled();
         await db.close();
       })()),
   };

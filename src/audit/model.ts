@@ -19,8 +19,9 @@ export interface AuditEvent {
   occurredAt: Date;
   /** the acting tenant: the tenant the event belongs to (who may read it) */
   tenantId: string;
-  /** operator: someone at the machine, through the `gatehouse` command line */
-  actor: { kind: 'client' | 'user' | 'system' | 'operator'; id: string; tenantId?: string | null };
+  /** operator: someone at the machine, through the `gatehouse` command line; anonymous: whoever
+   *  sent a request that did not authenticate (a refused client secret) */
+  actor: { kind: 'client' | 'user' | 'system' | 'operator' | 'anonymous'; id: string; tenantId?: string | null };
   action: string;
   target: { kind: string; id: string };
   details?: Record<string, unknown>;

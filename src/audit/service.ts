@@ -20,7 +20,7 @@ export interface AuditEventsInput {
     actor?: string | null;
     action?: string | null;
     outcome?: string | null;
-    tenantId?: string | null;
+    tenantID?: string | null;
   } | null;
   after?: string | null;
   first?: number | null;
@@ -52,12 +52,12 @@ export class AuditService {
         throw badInput(`${name} must be 1-200 characters`, { field: name });
       }
     }
-    if (f.tenantId !== null && f.tenantId !== undefined && !TENANT_ID_PATTERN.test(f.tenantId)) {
-      throw badInput('filter.tenantId must be a tenant id (a decimal number such as 1042)', { field: 'filter.tenantId' });
+    if (f.tenantID !== null && f.tenantID !== undefined && !TENANT_ID_PATTERN.test(f.tenantID)) {
+      throw badInput('filter.tenantID must be a tenant id (a decimal number such as 1042)', { field: 'filter.tenantID' });
     }
     const after = input.after ? parseAuditCursor(input.after, 'after') : null;
     const rows = await this.store.audit.listEvents(
-      { subtreeOf: caller.tenant.id, tenantId: f.tenantId ?? null },
+      { subtreeOf: caller.tenant.id, tenantId: f.tenantID ?? null },
       { from: f.from, to: f.to, actorId: f.actor, action: f.action, outcome: checkOutcome(f.outcome, 'filter.outcome') },
       after,
       perPage + 1,

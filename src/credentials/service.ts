@@ -304,21 +304,40 @@ export class CredentialService {
     return { clientUuid: client.id, clientId: client.clientId, tenantId: client.tenantId, secretId: match, roles };
   }
 
+  /** refusal events being written, off the request path (credentialsRefused) */
+  private readonly writing = new Set<Promise<void>>();
+
   /**
    * A token request named this client and was refused (invalid_client): an audit event in the
    * client's tenant (client.credentials_refused, outcome failure), so its Administrators see
-   * someone holding a wrong or old secret. A client_id that names no client writes nothing (no
-   * tenant to tell; the throttle still counts it). Only attempts the throttle let through get
-   * here: it bounds the events an attacker writes to its own allowance (docs/operations.md).
+   * someone holding a wrong or old secret. Written off the request path: the answer does not wait
+   * for it, so its time does not tell whether the client exists. Nothing is written for a
+   * client_id that names no client (no tenant to tell; the throttle still counts it), nor for a
+   * secret that could not be one of ours (a mangled or invented one: its checksum fails), which is
+   * a guesser's noise, not someone holding an old secret. The actor is `anonymous`: whoever sent
+   * it did not authenticate. Only attempts the throttle let through get here: it bounds the events
+   * an attacker writes to its own allowance (docs/operations.md). A write that fails goes to `onError`.
    */
-  async credentialsRefused(clientId: string, request: RequestInfo): Promise<void> {
-    if (!possibleClientId(clientId)) return;
+  credentialsRefused(clientId: string, secret: string, request: RequestInfo, onError: (err: unknown) => void): void {
+    if (!possibleClientId(clientId) || !plausibleSecret(secret)) return;
+    const write: Promise<void> = this.writeRefusal(clientId, request)
+      .catch(onError)
+      .finally(() => this.writing.delete(write));
+    this.writing.add(write);
+  }
+
+  /** Resolves once every refusal event begun so far is written or has failed (shutdown, tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.writing]);
+  }
+
+  private async writeRefusal(clientId: string, request: RequestInfo): Promise<void> {
     const client = await this.store.credentials.findAuthClient(clientId);
     if (!client) return;
     await this.store.audit.insertEvent({
       occurredAt: this.clock.now(),
       tenantId: client.tenantId,
-      actor: { kind: 'client', id: client.id, tenantId: client.tenantId },
+      actor: { kind: 'anonymous', id: 'unauthenticated', tenantId: null },
       action: 'client.credentials_refused',
       target: { kind: 'client', id: client.id },
       details: { client_id: client.clientId },

@@ -49,6 +49,8 @@ export interface KeyRingOptions {
 
 /** how often the keys are read while other processes' changes could go unheard (within the 1 s promised) */
 const UNHEARD_RELOAD_MS = 500;
+/** reads one refresh() may wait for: the one under way, and one begun after the change it heard of */
+const MAX_READ_ROUNDS = 3;
 
 interface LoadedKey {
   kid: string;
@@ -241,8 +243,13 @@ export class KeyRing {
   async refresh(): Promise<void> {
     const changes = this.options.changes;
     if (!changes) return;
-    if (changes.reliable ? changes.generation === this.readGeneration : performance.now() - this.readAt < UNHEARD_RELOAD_MS) return;
-    await this.read();
+    // A read already under way is joined; it may have begun before the change this caller heard
+    // of (a key retired a moment ago), so once it is done the check is made again. Bounded: keys
+    // that change faster than they can be read are served from the newest read.
+    for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+      if (changes.reliable ? changes.generation === this.readGeneration : performance.now() - this.readAt < UNHEARD_RELOAD_MS) return;
+      await this.read();
+    }
   }
 
   /** the key that signs now, by the stored times and the clock, and a signer holding it */

@@ -3,6 +3,7 @@
 // credential is an event of the client's tenant; auditEvents lists a tenant's events and its
 // subtree's to its Administrators (and partners above), filtered and paged by cursor, and never
 // another tenant's; no event holds a secret.
+import { generateSecret } from '../../src/credentials/secret.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
@@ -81,21 +82,29 @@ for (const engine of engines()) {
 
     it("a refused client credential is a failure event in the client's tenant, without the secret tried", async () => {
       const victim = await createClient(t, childAdmin.token, 'guessed', { tenant: child });
-      const wrong = `${victim.secret.slice(0, -4)}XXXX`;
+      // a secret of the right form that is not this client's: someone holds an old or wrong one
+      const wrong = generateSecret();
       const res = await t.tokenResponse(victim.clientId, wrong);
       assert.equal(res.status, 401, res.text);
+      await t.service.services.credentials.settled();
       const failures = await list(childAdmin.token, { f: { outcome: 'failure', action: 'client.credentials_refused' } });
       const mine = failures.filter((e) => e.targetID === victim.id);
       assert.equal(mine.length, 1);
       assert.equal(mine[0]!.tenantID, child);
       assert.ok(mine[0]!.address, 'the address the guess came from');
+      // whoever sent it did not authenticate: not the client
+      assert.equal(mine[0]!.actorKind, 'anonymous');
+      assert.notEqual(mine[0]!.actorID, victim.id);
       // nowhere in the table: neither the wrong secret nor the right one
       const all = JSON.stringify(await t.db.kysely.selectFrom('audit_events').selectAll().execute());
       for (const secret of [wrong, victim.secret, childAdmin.secret, partnerAdmin.secret])
         assert.ok(!all.includes(secret), 'a secret is in audit_events');
-      // a client_id that names no client writes nothing
+      // a client_id that names no client writes nothing, nor does a mangled secret (a guesser's
+      // noise: its checksum fails)
       const before = (await t.db.kysely.selectFrom('audit_events').select('id').execute()).length;
       assert.equal((await t.tokenResponse('no-such-client-0000', wrong)).status, 401);
+      assert.equal((await t.tokenResponse(victim.clientId, `${victim.secret.slice(0, -4)}XXXX`)).status, 401);
+      await t.service.services.credentials.settled();
       assert.equal((await t.db.kysely.selectFrom('audit_events').select('id').execute()).length, before);
     });
 
@@ -117,12 +126,12 @@ for (const engine of engines()) {
       assert.ok(otherSees.length > 0);
       assert.ok(otherSees.every((e) => e.tenantID === other));
       // asking for another tenant by filter gives nothing; acting in it is refused
-      assert.deepEqual(await list(otherAdmin.token, { f: { tenantId: child } }), []);
+      assert.deepEqual(await list(otherAdmin.token, { f: { tenantID: child } }), []);
       const refused = await tq(t, otherAdmin.token, EVENTS, {}, child);
       assert.equal(refused.status, 403, refused.text);
       assert.equal(refused.body.errors[0].extensions.code, 'FORBIDDEN');
       // the partner narrows to its child
-      const narrowed = await list(partnerAdmin.token, { f: { tenantId: child }, first: 500 });
+      const narrowed = await list(partnerAdmin.token, { f: { tenantID: child }, first: 500 });
       assert.ok(narrowed.length > 0 && narrowed.every((e) => e.tenantID === child));
     });
 
@@ -169,7 +178,7 @@ for (const engine of engines()) {
         [{ f: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' } }, /filter\.from is after filter\.to/],
         [{ first: 0 }, /first must be from 1 to 500/],
         [{ after: 'nonsense' }, /after is not a cursor of this list/],
-        [{ f: { tenantId: 'abc' } }, /filter\.tenantId must be a tenant id/],
+        [{ f: { tenantID: 'abc' } }, /filter\.tenantID must be a tenant id/],
       ];
       for (const [vars, message] of cases) {
         const res = await events(childAdmin.token, vars);

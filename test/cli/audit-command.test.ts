@@ -4,9 +4,14 @@
 // with what to write instead.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { auditCommandLine, exportAuditEvents, parseSince } from '../../src/cli/commands/audit.js';
+import { auditCommand, auditCommandLine, exportAuditEvents, parseSince } from '../../src/cli/commands/audit.js';
+import { StartFailure } from '../../src/cli/failure-line.js';
+import { loadConfig } from '../../src/config.js';
+import { pendingMigrations } from '../../src/store/migrate.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { openTestDb } from '../helpers/db.js';
 import { engines } from '../helpers/engines.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -118,6 +123,32 @@ for (const engine of engines()) {
       const rows = (await exported(since, null)).filter((e) => e.action === 'test.batch');
       assert.equal(rows.length, 1003);
       assert.equal(new Set(rows.map((e) => e.id)).size, 1003);
+    });
+  });
+
+  describe(`gatehouse audit export changes nothing in the database (${engine})`, () => {
+    it('a database missing a migration of this version is told so, with what to do; nothing is applied', async () => {
+      const db = await openTestDb(engine);
+      try {
+        assert.deepEqual(await pendingMigrations(db.kysely), [], 'a migrated database is current');
+        const names = Object.keys(migrations).sort();
+        const last = names.at(-1)!;
+        await db.kysely.deleteFrom('gatehouse_migrations').where('name', '=', last).execute();
+        assert.deepEqual(await pendingMigrations(db.kysely), [last]);
+        if (engine === 'postgres') {
+          // the command itself, against that database: refused, and the migration still not applied
+          const config = loadConfig({ DATABASE_URL: db.url! });
+          await assert.rejects(
+            auditCommand(config, ['export', '--since', '1d']),
+            (err: Error) =>
+              err instanceof StartFailure &&
+              new RegExp(`lacks 1 migration of this version of gatehouse \\(the first: ${last}\\).*gatehouse migrate`).test(err.message),
+          );
+          assert.deepEqual(await pendingMigrations(db.kysely), [last], 'the export applied nothing');
+        }
+      } finally {
+        await db.close();
+      }
     });
   });
 }

@@ -141,8 +141,15 @@ export function cleanEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, LOG_LEVEL: 'info', ...vars };
 }
 
+/** V8 flags of the spawned executable. `--liftoff-only`: PGlite's WebAssembly (PostgreSQL) runs
+ *  as first compiled, without the optimising tier. A server here lives for seconds, and that tier
+ *  spent about 2 of the 5.5 CPU-seconds of a start and stop optimising code the test never ran
+ *  again (docs/benchmarks.md, "The test suite"). The commands a user types run verbatim, without
+ *  it: the README walkthrough, the Ctrl-C and the image tests. */
+const TEST_NODE_FLAGS = ['--liftoff-only'];
+
 export function gatehouse(args: string[], vars: Record<string, string>): Proc {
-  return spawned(process.execPath, [BIN, ...args], vars);
+  return spawned(process.execPath, [...TEST_NODE_FLAGS, BIN, ...args], vars);
 }
 
 /** Any program (a Python example), run like gatehouse() from the repository with a clean environment. */

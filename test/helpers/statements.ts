@@ -74,7 +74,7 @@ export async function loggedTestDb(engine: Engine): Promise<{ db: TestDb; log: S
     return builder;
   };
   const db: TestDb = { ...inner, kysely };
-  return { db, log, settle: () => settle(inner) };
+  return { db, log, settle: () => settleChanges(inner) };
 }
 
 /**
@@ -82,8 +82,9 @@ export async function loggedTestDb(engine: Engine): Promise<{ db: TestDb; log: S
  * the caches when they arrive, a few milliseconds after their commit) have all arrived: one more
  * is sent, through the unlogged connection, and waited for. Notifications are delivered in
  * commit order, so once it has moved the signal every earlier one has. PGlite has no listener.
+ * On PostgreSQL the signal ends one generation further than the writes alone moved it.
  */
-async function settle(db: Db): Promise<void> {
+export async function settleChanges(db: Db): Promise<void> {
   if (!db.listenForChanges) return;
   const before = db.changes.generation;
   await sql`select pg_notify(${AUTH_CHANGES_CHANNEL}, current_schema())`.execute(db.kysely);

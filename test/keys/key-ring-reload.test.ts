@@ -10,6 +10,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type Crypt
 import { ManualClock } from '../../src/clock.js';
 import { SealedBox } from '../../src/crypto/sealed-box.js';
 import { KeyRing } from '../../src/keys/key-ring.js';
+import { ChangeSignal } from '../../src/store/auth-changes.js';
 import type { KeyStore, StoredSigningKey } from '../../src/keys/store.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -56,6 +57,56 @@ describe('key ring reloads', () => {
     clock.advance(1000);
     assert.equal(await ring.verificationKey('made-up-3'), undefined);
     assert.equal(store.reads, opened + 2);
+  });
+});
+
+describe('key ring reads racing a change', () => {
+  it('a caller that heard of a retirement while a read was under way does not take that older read: the retired key is no longer held', async () => {
+    const clock = new ManualClock(new Date('2026-11-23T10:00:00Z'));
+    const box = new SealedBox([randomBytes(32)]);
+    const first = await storedKey(box, new Date('2026-11-23T09:00:00Z'), null);
+    const rows: StoredSigningKey[] = [first.row];
+    // listKeys takes its snapshot when called (as a database read does), and answers when let go
+    let hold: Promise<void> | undefined;
+    const store: MemoryKeyStore = {
+      reads: 0,
+      keys: {
+        listKeys: async () => {
+          store.reads++;
+          const snapshot = rows.map((r) => ({ ...r }));
+          if (hold) await hold;
+          return snapshot;
+        },
+        insertKey: async (k) => {
+          rows.push(k);
+        },
+        updateSealedKey: async () => {},
+        updateKeyTimes: async () => {},
+        lockKeys: async () => {},
+      },
+      transaction: (fn) => fn(store),
+    };
+    const changes = new ChangeSignal();
+    const ring = await KeyRing.open(store, box, clock, { error: () => {} }, { tokenLifetimeMs: 36_005_000, changes });
+    assert.equal(ring.holds(first.row.kid), true);
+
+    // some change: a read begins and is held with what the table held then
+    let release!: () => void;
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    changes.bump();
+    const early = ring.refresh();
+    // meanwhile the key is retired (an emergency) and a successor added; this process hears of it
+    rows[0] = { ...rows[0]!, retiredAt: clock.now() };
+    rows.push((await storedKey(box, clock.now(), null)).row);
+    changes.bump();
+    const late = ring.refresh();
+    hold = undefined;
+    release();
+    await Promise.all([early, late]);
+    assert.equal(ring.holds(first.row.kid), false, 'the caller that heard of the retirement saw it');
+    assert.equal(store.reads >= 3, true, 'the held read, then one begun after the change');
   });
 });
 

@@ -13,6 +13,7 @@ import { purgeExpired } from '../../src/maintenance/purge.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET as ROOT_SECRET, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, createClient } from '../helpers/seed.js';
+import { settleChanges } from '../helpers/statements.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
 async function freePort(): Promise<number> {
@@ -225,9 +226,12 @@ for (const engine of engines()) {
       const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);
       const config = await discover(c.clientId, c.secret);
       await client.tokenRevocation(config, c.token);
+      // on PostgreSQL the first revocation's notification arrives a few milliseconds later
+      await settleChanges(t.db);
       const once = t.db.changes.generation;
       for (let i = 0; i < 3; i++) await client.tokenRevocation(config, c.token);
-      assert.equal(t.db.changes.generation, once);
+      await settleChanges(t.db);
+      assert.equal(t.db.changes.generation, once + (t.db.listenForChanges ? 1 : 0), 'only the settling notification moved it');
       assert.equal((await version(c.token)).status, 401);
     });
 

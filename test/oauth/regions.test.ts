@@ -59,6 +59,21 @@ for (const engine of engines()) {
         there.body.error_description,
         /this deployment \(region eu1\) has no live client with these credentials; credentials work only in the region whose deployment issued them/,
       );
+      // the same words at eu1's other endpoints that take a secret (introspection, revocation)
+      for (const url of ['/auth/api/v2/auth/introspect', '/auth/api/v2/auth/revoke']) {
+        const refused = await eu.request({
+          method: 'POST',
+          url,
+          headers: {
+            authorization: `Basic ${Buffer.from(`${c.clientId}:${c.secret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          payload: new URLSearchParams({ token: 'anything' }).toString(),
+        });
+        assert.equal(refused.status, 401, `${url}: ${refused.text}`);
+        assert.equal(refused.body.error, 'invalid_client');
+        assert.match(refused.body.error_description, /this deployment \(region eu1\) has no live client/, url);
+      }
     });
 
     it("a us1 session cookie does not sign in to eu1: its console sends the browser to eu1's sign-in, which names eu1", async () => {

@@ -1,3 +1,4 @@
+import { generateSecret } from '../../src/credentials/secret.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
@@ -370,7 +371,11 @@ for (const engine of transportEngines()) {
           (await t.db.kysely.selectFrom('client_secrets').select('last_used_at').execute()).map((r) => r.last_used_at?.toISOString() ?? null);
         await t.service.lastUsed.flush();
         const usedBefore = await lastUsed();
-        assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET + 'x'), { grant_type: 'client_credentials' })));
+        // a secret of the right form that is not the client's (an old one, say), and a mangled one
+        assertInvalidClient(await tokenRequest(t, json(basic(ROOT_CLIENT_ID, generateSecret()), { grant_type: 'client_credentials' })));
+        assertInvalidClient(
+          await tokenRequest(t, json(basic(ROOT_CLIENT_ID, `${generateSecret().slice(0, -2)}zz`), { grant_type: 'client_credentials' })),
+        );
         assertInvalidClient(await tokenRequest(t, json(basic('no-such-client', ROOT_CLIENT_SECRET), { grant_type: 'client_credentials' })));
         assertOAuthError(
           await tokenRequest(t, { headers: { 'content-type': 'application/json' }, payload: '{"grant_type":' }),
@@ -378,9 +383,10 @@ for (const engine of transportEngines()) {
           'invalid_request',
         );
         await t.service.lastUsed.flush();
+        await t.service.services.credentials.settled();
         assert.deepEqual(await lastUsed(), usedBefore);
-        // the wrong secret of an existing client is one event (client.credentials_refused); an
-        // unknown client and a malformed body write none
+        // the wrong secret of an existing client is one event (client.credentials_refused); a
+        // mangled secret (its checksum fails), an unknown client and a malformed body write none
         assert.deepEqual(await rowCounts(t), { ...before, audit_events: before.audit_events! + 1 });
         const refused = await t.db.kysely.selectFrom('audit_events').selectAll().where('action', '=', 'client.credentials_refused').execute();
         assert.ok(refused.length > 0);
@@ -564,7 +570,9 @@ for (const engine of transportEngines()) {
         // the audit table out of reach, as in an outage of that one write
         await sql`alter table audit_events rename to audit_events_away`.execute(t.db.kysely);
         try {
-          assertInvalidClient(await tokenRequest(t, { ...body(c.secret.slice(0, -6) + 'AAAAAA'), remoteAddress: from }), wrongSecret);
+          // a secret of the right form (a mangled one writes no event at all)
+          assertInvalidClient(await tokenRequest(t, { ...body(generateSecret()), remoteAddress: from }), wrongSecret);
+          await t.service.services.credentials.settled();
           assert.ok(t.logs.some((l) => l.includes('the audit event of a refused client secret was not written')));
         } finally {
           await sql`alter table audit_events_away rename to audit_events`.execute(t.db.kysely);

@@ -117,8 +117,8 @@ export type AuditEventFilter = {
   action?: InputMaybe<Scalars['String']['input']>;
   /** Only events with this outcome: `success`, `failure` or `refused`. */
   outcome?: InputMaybe<Scalars['String']['input']>;
-  /** Only events of this tenant, which must be the acting tenant or below it (else the page is empty). */
-  tenantId?: InputMaybe<Scalars['ID']['input']>;
+  /** Only events of this tenant, which must be the acting tenant or below it (else the page is empty). Spelt as `AuditEvent.tenantID` is. */
+  tenantID?: InputMaybe<Scalars['ID']['input']>;
 };
 
 /** Addition: a page of `auditEvents`. */

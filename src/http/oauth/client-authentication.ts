@@ -10,9 +10,9 @@ import type { FailureThrottle } from '../../oauth/failure-throttle.js';
 import type { TokenParams } from '../../oauth/params.js';
 
 /** Authenticates clients, and records a refused secret of a client that exists as an audit event
- *  of its tenant (credentials/service.ts). */
+ *  of its tenant, off the request path (credentials/service.ts). */
 export interface RefusalRecordingAuthenticator extends ClientAuthenticator {
-  credentialsRefused(clientId: string, request: RequestInfo): Promise<void>;
+  credentialsRefused(clientId: string, secret: string, request: RequestInfo, onError: (err: unknown) => void): void;
 }
 
 export interface ClientAuthDeps {
@@ -47,13 +47,13 @@ async function authenticate(deps: ClientAuthDeps, request: FastifyRequest, param
   } catch (err) {
     if (err instanceof OAuthError && err.error === 'invalid_client') {
       const wait = await throttle.fail(attempt);
-      // the refusal is an audit event of the client named, if it exists (written before the
-      // throttle's answer, which may be a 429). The throttle has settled first and does not
-      // depend on it: a write that fails (the database gone) is logged, and the refusal stands.
+      // the refusal is an audit event of the client named, if it exists, written off the request
+      // path (its time must not tell whether the client exists); the throttle has settled first
+      // and does not depend on it: a write that fails (the database gone) is logged
       if (presented) {
-        await deps.credentials
-          .credentialsRefused(presented.clientId, { id: request.id, address: request.ip })
-          .catch((writeErr: unknown) => request.log.error({ err: writeErr }, 'the audit event of a refused client secret was not written'));
+        deps.credentials.credentialsRefused(presented.clientId, presented.clientSecret, { id: request.id, address: request.ip }, (writeErr) =>
+          request.log.error({ err: writeErr }, 'the audit event of a refused client secret was not written'),
+        );
       }
       refuseWhileThrottled(wait);
     } else await throttle.abandon(attempt);
