@@ -1,12 +1,13 @@
 // Reading the audit trail: the acting tenant's events and those of the tenants below it, for
-// its (or a partner's) Administrators; never another tenant's. Newest first, by cursor.
+// its (or a partner's) Administrators; never another tenant's. Newest first, by cursor. And the
+// one event no use case writes itself: a change refused because the caller's roles do not allow it.
 import { assertCan } from '../access/policy.js';
 import type { Caller } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import { badInput } from '../errors.js';
 import { TENANT_ID_PATTERN } from '../ids.js';
 import { checkPage } from '../paging.js';
-import { auditCursor, checkOutcome, parseAuditCursor, type StoredAuditEvent } from './model.js';
+import { auditCursor, checkOutcome, parseAuditCursor, principalEvent, type StoredAuditEvent } from './model.js';
 import type { AuditStore } from './store.js';
 
 export interface AuditStores {
@@ -65,5 +66,25 @@ export class AuditService {
     const events = rows.slice(0, perPage);
     const last = events.at(-1);
     return { events, cursor: last ? auditCursor(last) : (input.after ?? null), hasMore: rows.length > perPage };
+  }
+
+  /**
+   * A change the caller's roles do not allow, refused (FORBIDDEN): an event of the acting tenant,
+   * action `authorization.refused`, outcome refused, the operation as its target, so that the
+   * tenant's Administrators see who tried what and from where. Nothing changed, so it is written
+   * on its own. Bounded by the caller: it authenticated, and each refusal is one request of its own.
+   */
+  async refused(caller: Caller, operation: string, via: 'tenant-graphql' | 'credential-graphql' | 'console', reason: string): Promise<void> {
+    await this.store.audit.insertEvent(
+      principalEvent(
+        caller.principal,
+        this.clock.now(),
+        caller.tenant.id,
+        'authorization.refused',
+        { kind: 'operation', id: operation },
+        { via, reason },
+        'refused',
+      ),
+    );
   }
 }

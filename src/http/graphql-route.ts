@@ -5,7 +5,7 @@
 // (cached), then execute. Results carry `data`, `errors` (each with extensions.code) and, when
 // there are errors, `error: [messages]` as the specification of this service shows. routes.ts
 // registers the routes of each interface, in a scope set up by graphqlScope.
-import { getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
+import { type DocumentNode, getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badInput } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
@@ -22,6 +22,8 @@ import { tenantContext } from './plugins/tenant-context.js';
 interface Options {
   executor: GraphQLExecutor;
   services: Services;
+  /** which interface, as the audit trail names it */
+  name: 'tenant-graphql' | 'credential-graphql';
 }
 
 /** The methods other than GET and POST: answered 405 (routes.ts registers them with `methodNotAllowed`). */
@@ -106,6 +108,7 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
     context,
   });
   const errors = result.errors ? format(result.errors) : undefined;
+  await auditRefusedMutations(request, prepared.document, params.operationName, errors, opts);
   const unavailable = (e: { extensions: { code: string; retryAfter?: unknown } }) =>
     e.extensions.code === 'INTERNAL' && typeof e.extensions.retryAfter === 'number';
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || unavailable(e));
@@ -114,6 +117,27 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   // clients, proxies and load balancers retry (what data there is stays in the body)
   if (errors?.some(unavailable)) return send(reply, { data: result.data, errors }, 503);
   return send(reply, { data: result.data, errors });
+}
+
+/**
+ * Each mutation field refused because the caller's roles do not allow it (FORBIDDEN) is an audit
+ * event of the acting tenant (audit/service.ts). Queries are not: a read refused changes nothing
+ * and is answered like one that found nothing. A write that fails is logged; the answer stands.
+ */
+async function auditRefusedMutations(
+  request: FastifyRequest,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  errors: PublicGraphQLError[] | undefined,
+  opts: Options,
+): Promise<void> {
+  const refused = errors?.filter((e) => e.extensions.code === 'FORBIDDEN' && e.path?.length === 1);
+  if (!refused?.length || getOperationAST(document, operationName)?.operation !== 'mutation') return;
+  for (const e of refused) {
+    await opts.services.audit
+      .refused(request.caller!, String(e.path![0]), opts.name, e.message)
+      .catch((err: unknown) => request.log.error({ err }, 'the audit event of a refused mutation was not written'));
+  }
 }
 
 /**

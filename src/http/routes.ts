@@ -124,6 +124,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     const graphql = graphqlScope(scope, {
       executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
       services,
+      name: 'credential-graphql',
     });
     scope.post('/graphql', graphql.post);
     scope.get('/graphql', graphql.get);
@@ -134,6 +135,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     const graphql = graphqlScope(scope, {
       executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
       services,
+      name: 'tenant-graphql',
     });
     for (const path of ['/public/query', '/query', '/public-test/query']) {
       scope.post(path, graphql.post);

@@ -828,6 +828,12 @@ async function runCase(w: World, op: Op, actorName: ActorName, expected: Outcome
   // a refused mutation: everything it could write; an allowed one: the audit trail (its effect is checked below)
   const snapshot = () => (expected === 'ok' ? auditCount(w) : fingerprint(w));
   const before = op.mutation ? await snapshot() : undefined;
+  const refusedEvents = async () =>
+    rows(
+      w,
+      sql`select id, tenant_id, actor_kind, outcome, details from audit_events where action = 'authorization.refused' and target_id = ${op.field}`,
+    );
+  const refusedBefore = op.mutation && expected === 'FORBIDDEN' ? new Set((await refusedEvents()).map((e) => e.id)) : undefined;
   try {
     const res = await op.run(w, s, send);
     assert.equal(outcomeOf(res, op, w, s), expected, `${op.row} as ${actorName}: HTTP ${res.status} ${res.text}`);
@@ -839,8 +845,26 @@ async function runCase(w: World, op: Op, actorName: ActorName, expected: Outcome
     if (expected === 'ok') {
       await op.effect(w, s, res);
       if (before && afterwards) assert.ok(afterwards.audit_events! > before.audit_events!, 'an allowed mutation is audited');
-    } else if (before) {
-      assert.deepEqual(afterwards, before, `${op.row} as ${actorName} was refused, yet something was written`);
+    } else if (before && afterwards) {
+      // a mutation refused in execution for the caller's roles (FORBIDDEN; not a whole request
+      // refused before it, 401 or the acting tenant's 403) is one audit event, in the acting
+      // tenant, and nothing else; any other refusal writes nothing at all
+      const audited = expected === 'FORBIDDEN' && res.status === 200 ? 1 : 0;
+      assert.deepEqual(
+        afterwards,
+        { ...before, audit_events: Number(before.audit_events) + audited },
+        `${op.row} as ${actorName} was refused, yet something was written`,
+      );
+      if (audited) {
+        const fresh = (await refusedEvents()).filter((e) => !refusedBefore?.has(e.id));
+        assert.equal(fresh.length, 1, `${op.row} as ${actorName}: one authorization.refused event`);
+        const e = fresh[0]!;
+        assert.equal(e.outcome, 'refused');
+        assert.equal(e.actor_kind, 'client');
+        const acting = op.iface === 'tenant' && !op.inC1 ? actor.home : w.C1;
+        assert.equal(e.tenant_id, acting, `${op.row} as ${actorName}: the event is the acting tenant's`);
+        assert.equal((typeof e.details === 'string' ? JSON.parse(e.details) : e.details).via, `${op.iface}-graphql`);
+      }
     }
   } finally {
     await op.cleanup?.(w, s);
@@ -997,17 +1021,23 @@ for (const engine of transportEngines()) {
         spareLabel = await freshLabel(w, false);
       });
       const code = (res: Response) => res.body?.errors?.[0]?.extensions?.code ?? (res.body?.errors ? 'no code' : 'ok');
-      /** every call refused with `expected`, and nothing written by any of them */
+      /** the attempts below that are reads (every other one is a mutation) */
+      const READS = new Set(['clients']);
+      /** every call refused with `expected`, and nothing written by any of them but the audit
+       *  event of each mutation refused in execution for the caller's roles (FORBIDDEN with 200;
+       *  a foreign X-Tenant-Context is refused before, with 403, and writes nothing) */
       async function refusedAll(calls: [string, () => Promise<Response>, string][]): Promise<void> {
         await setSupport(w, false, false);
         const before = await fingerprint(w);
         const wrong: string[] = [];
+        let audited = 0;
         for (const [what, call, expected] of calls) {
           const res = await call();
           if (code(res) !== expected) wrong.push(`${what}: expected ${expected}, got HTTP ${res.status} ${res.text}`);
+          if (expected === 'FORBIDDEN' && res.status === 200 && !READS.has(what)) audited++;
         }
         assert.deepEqual(wrong, []);
-        assert.deepEqual(await fingerprint(w), before, 'refused calls wrote something');
+        assert.deepEqual(await fingerprint(w), { ...before, audit_events: Number(before.audit_events) + audited }, 'refused calls wrote something');
       }
       const tenantAttacks = (token: string, target: string, foreignSub: string, ownPartner: string, ownSub: string) =>
         [

@@ -163,6 +163,16 @@ for (const engine of transportEngines()) {
       const token = await t.tokenResponse(clientId, secret);
       assert.equal(token.status, 200, token.text);
       assert.equal(token.body.scope, 'Administrator Auditor');
+      // its audit event names the person, the request and the address, as the API's do
+      const events = await sql<{ actor_kind: string; request_id: string | null; address: string | null; details: unknown }>`
+        select actor_kind, request_id, address, details from audit_events where action = 'client.created' and tenant_id = ${child}`.execute(
+        t.db.kysely,
+      );
+      const made = events.rows.find((e) => JSON.stringify(e.details).includes(`"Ingest pipeline"`));
+      assert.ok(made, JSON.stringify(events.rows));
+      assert.equal(made.actor_kind, 'user');
+      assert.ok(made.request_id && made.request_id.length > 0, 'the request id');
+      assert.ok(made.address && made.address.length > 0, 'the address');
 
       const list = await admin.get(`/console/credentials?tenant=${child}`);
       assert.match(
@@ -206,7 +216,7 @@ for (const engine of transportEngines()) {
         /role="alert">You cannot give a credential the role Administrator: you may give only roles you could hold yourself\./,
       );
       assert.doesNotMatch(forged.text, /roles query|assignable/, 'no API wording');
-      assert.deepEqual(await rowCounts(t), before, 'nothing written');
+      assert.deepEqual(await rowCounts(t), { ...before, audit_events: before.audit_events! + 1 }, 'nothing written but the refusal');
     });
 
     it('an Auditor sees the list, no forms, and every change is refused', async () => {
@@ -238,7 +248,15 @@ for (const engine of transportEngines()) {
         assert.equal(res.status, 403, path);
         assert.match(res.text, /role="alert">Your roles in Audited do not allow you to /);
       }
-      assert.deepEqual(await rowCounts(t), before);
+      // nothing changed; each refusal is an audit event of the tenant, naming the form
+      assert.deepEqual(await rowCounts(t), { ...before, audit_events: before.audit_events! + posts.length });
+      const refusals = await sql<{ target_id: string; actor_kind: string; outcome: string; details: { via: string } }>`
+        select target_id, actor_kind, outcome, details from audit_events
+         where action = 'authorization.refused' and tenant_id = ${tenant} order by target_id`.execute(t.db.kysely);
+      assert.deepEqual(
+        refusals.rows.map((r) => [r.target_id, r.actor_kind, r.outcome, r.details.via]),
+        ['delete', 'new', 'rotate'].map((path) => [`POST /console/credentials/${path}`, 'user', 'refused', 'console']),
+      );
       assert.equal(await tokenStatus(seeded.clientId, seeded.secret), 200);
     });
 

@@ -52,6 +52,8 @@ interface Viewer {
 interface Known {
   who: Viewer;
   tenant?: Tenant;
+  /** once the tenant it acts in is known to be one the viewer may act in */
+  caller?: Caller;
 }
 
 /** A viewer acting in one tenant. */
@@ -91,6 +93,13 @@ export function consolePages(kit: PageKit) {
     const seen = known.get(req) ?? (await viewerIfAny(req));
     const problem = problemOf(err, req, reply, { tenant: seen?.tenant });
     if (problem.code === 'UNAUTHENTICATED') return reply.redirect(loginPath(CONSOLE_PATH), 303);
+    // a change the viewer's roles in the tenant do not allow: an audit event of that tenant, as
+    // the GraphQL interfaces write (audit/service.ts); a tenant out of reach is refused before
+    if (problem.code === 'FORBIDDEN' && req.method === 'POST' && seen?.caller) {
+      await services.audit
+        .refused(seen.caller, `POST ${req.routeOptions.url ?? req.url.split('?')[0]}`, 'console', problem.message)
+        .catch((writeErr: unknown) => req.log.error({ err: writeErr }, 'the audit event of a refused console change was not written'));
+    }
     const tenant = seen?.tenant?.id ?? text(queryOf(req).tenant) ?? text(formOf(req).tenant);
     const back =
       tenant && TENANT_ID_PATTERN.test(tenant) && problem.code !== 'FORBIDDEN'
@@ -108,24 +117,26 @@ export function consolePages(kit: PageKit) {
   async function viewerIfAny(req: FastifyRequest): Promise<Known | undefined> {
     try {
       const session = await kit.sessionOf(req);
-      const who = session && (await identify(session));
+      const who = session && (await identify(session, req));
       return who ? { who } : undefined;
     } catch {
       return undefined;
     }
   }
 
-  /** Who a signed-in session acts as; undefined for an anonymous one, or a user gone meanwhile. */
-  async function identify(session: Session): Promise<Viewer | undefined> {
+  /** Who a signed-in session acts as, in this request (its id and address go into the audit
+   *  events of what it does, as a bearer token's do); undefined for an anonymous session, or a
+   *  user gone meanwhile. */
+  async function identify(session: Session, req: FastifyRequest): Promise<Viewer | undefined> {
     if (!session.userId) return undefined;
     const [user, principal] = await Promise.all([services.signIn.signedInUser(session), services.signIn.signedInPrincipal(session)]);
-    return user && principal ? { session, email: user.email, principal } : undefined;
+    return user && principal ? { session, email: user.email, principal: { ...principal, request: { id: req.id, address: req.ip } } } : undefined;
   }
 
   /** The viewer of a page; else the way to sign in (and back here) was sent. */
   async function viewer(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
     const session = await kit.sessionOf(req);
-    const who = session && (await identify(session));
+    const who = session && (await identify(session, req));
     if (!who) reply.redirect(loginPath(req.url), 303);
     else known.set(req, { who });
     return who;
@@ -135,7 +146,7 @@ export function consolePages(kit: PageKit) {
   async function poster(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
     const session = await kit.formSession(req, reply);
     if (!session) return undefined;
-    const who = await identify(session);
+    const who = await identify(session, req);
     if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
     else known.set(req, { who });
     return who;
@@ -153,7 +164,7 @@ export function consolePages(kit: PageKit) {
       if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
       throw err;
     }
-    known.set(req, { who, tenant });
+    known.set(req, { who, tenant, caller });
     return { ...who, caller, tenant, now: services.clock.now() };
   }
 
