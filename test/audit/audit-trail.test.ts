@@ -144,6 +144,34 @@ for (const engine of engines()) {
       }
     });
 
+    it("a mutation refused for the caller's roles is a refused event the tenant's Administrator reads; a refused read is not", async () => {
+      const auditor = await clientWithRoles(t, child, [ROLE_IDS.Auditor]);
+      const refused = await t.gql(auditor.token, 'mutation { createClient(name: "not allowed") { client { id } } }');
+      assert.equal(refused.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', refused.text);
+      const mine = (await list(childAdmin.token, { f: { action: 'authorization.refused', actor: auditor.id } })).filter(
+        (e) => e.targetID === 'createClient',
+      );
+      assert.equal(mine.length, 1);
+      const e = mine[0]!;
+      assert.equal(e.tenantID, child);
+      assert.equal(e.actorKind, 'client');
+      assert.equal(e.actorTenantID, child);
+      assert.equal(e.outcome, 'refused');
+      assert.equal(e.targetKind, 'operation');
+      assert.ok(e.requestID && e.address, 'the request id and the address');
+      assert.deepEqual(JSON.parse(e.details), { via: 'credential-graphql', reason: refused.body.errors[0].message });
+      // a read the role does not allow writes nothing
+      const read = await events(auditor.token);
+      assert.equal(read.body.errors?.[0]?.extensions?.code, 'FORBIDDEN');
+      assert.deepEqual(
+        (await list(childAdmin.token, { f: { action: 'authorization.refused', actor: auditor.id } })).map((x) => x.targetID),
+        ['createClient'],
+      );
+      // the auditor was one more client of the child's this hour: the hour passes, so that the
+      // tests after this one have the child's allowance of new clients
+      t.clock.advance(3_600_000);
+    });
+
     it('pages newest first by cursor, without losing or repeating an event, and filters by time and actor', async () => {
       const from = new Date(t.clock.now().getTime() + 1);
       for (let i = 0; i < 5; i++) {

@@ -45,6 +45,12 @@ export async function createTenant(t: TestApp, parentId: string, opts: NewTenant
 export async function tenantSnapshot(t: TestApp, id: string) {
   const tenant = await t.db.kysely.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const envs = await t.db.kysely.selectFrom('tenant_environments').selectAll().where('tenant_id', '=', id).orderBy('name').execute();
-  const audit = await t.db.kysely.selectFrom('audit_events').select('id').where('tenant_id', '=', id).execute();
+  // a refusal's own event (authorization.refused) is not a change of the tenant (as rowCounts)
+  const audit = await t.db.kysely
+    .selectFrom('audit_events')
+    .select('id')
+    .where('tenant_id', '=', id)
+    .where('action', '<>', 'authorization.refused')
+    .execute();
   return { tenant, envs, audit: audit.length };
 }
