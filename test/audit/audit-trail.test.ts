@@ -27,6 +27,7 @@ interface Event {
   actorTenantID: string | null;
   action: string;
   outcome: string;
+  targetKind: string;
   targetID: string;
   details: string;
   requestID: string | null;
