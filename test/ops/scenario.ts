@@ -1,6 +1,6 @@
 // The outage and failover scenarios (docs/operations.md, "PostgreSQL outages and failover"),
 // shared by the bounded test of the default suite (pg-outage.test.ts) and the longer ones of
-// `npm run test:ops` (*.ops.ts). A `gatehouse serve` process runs against a PostgreSQL of the
+// `npm run test:ops` (*.ops.ts, and failover.test.ts again). A `gatehouse serve` process runs against a PostgreSQL of the
 // test's own (or a TCP proxy in front of it); writers create clients without pause, each
 // remembering the clients whose creation was acknowledged; the database goes away and comes back
 // (or fails over); then every acknowledged client must be in the database.

@@ -1,4 +1,4 @@
-// `npm run test:ops`: failover (docs/operations.md, "PostgreSQL outages and failover"). A primary
+// Failover, in the default suite (about 30 s on 2 cores) and again under `npm run test:ops` (docs/operations.md, "PostgreSQL outages and failover"). A primary
 // with a synchronous streaming standby (pg_basebackup -R; synchronous_standby_names, so that a
 // commit is acknowledged only once the standby has it), both of the test's own; Gatehouse reaches
 // them through a TCP proxy, as it would through a managed service's endpoint, a virtual IP or
