@@ -52,16 +52,22 @@ export function principalEvent(
   };
 }
 
+/** Someone at the machine, through the `gatehouse` command line: the OS user's name. */
+export interface OperatorActor {
+  kind: 'operator';
+  id: string;
+}
+
 /** An event done at the command line (`gatehouse sso disable`, …): the operator is the OS user. */
 export function operatorEvent(
-  operator: string,
+  operator: OperatorActor,
   occurredAt: Date,
   tenantId: string,
   action: string,
   target: { kind: string; id: string },
   details: Record<string, unknown> = {},
 ): AuditEvent {
-  return { occurredAt, tenantId, actor: { kind: 'operator', id: operator, tenantId: null }, action, target, details };
+  return { occurredAt, tenantId, actor: { kind: 'operator', id: operator.id, tenantId: null }, action, target, details };
 }
 
 /** One event as read back. */

@@ -46,8 +46,8 @@ Manages the people who sign in, directly on the configured database
 (DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
 database stop serve first: the folder has one owner at a time). Day to day, use
 the GraphQL operations of docs/users.md instead (createUser, users,
-disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited as
-system:cli.
+disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited with
+the operator (the OS user who ran the command) as actor.
 
 A set-up link is made with this command's settings, which need not be the
 running server's: its address from GATEHOUSE_BASE_URL (else http://HOST:PORT),
@@ -81,7 +81,8 @@ export const KEYS_USAGE = `Usage:
 Manages the keys that sign access tokens, directly on the configured database
 (DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
 database stop serve first: the folder has one owner at a time). Running servers
-on PostgreSQL follow at once. Changes are audited as system:cli. Keys rotate by
+on PostgreSQL follow at once. Changes are audited with the operator (the OS
+user) as actor. Keys rotate by
 themselves every GATEHOUSE_SIGNING_KEY_ROTATE_DAYS (docs/tokens.md, "Signing
 keys"; docs/operations.md, "Signing keys").
 

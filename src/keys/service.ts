@@ -1,11 +1,11 @@
 // The signing keys' use cases for operators and the rotation job: list them, rotate (a successor
 // pre-published, signing later), retire one at once (a compromise), and the automatic rotation.
 // Only whoever holds the database does these (the `gatehouse keys` command, the service's own
-// job): the actor is the system (`system:cli`, `system:rotation`). Each change is one transaction
+// job): the actor is the operator (the OS user, `operator`) or the system (`system:rotation`). Each change is one transaction
 // under the key lock, read again inside it, so that of processes racing exactly one acts, and
 // writes its audit event. The key ring of every process sees the change through the change signal.
 import { ROOT_TENANT_ID } from '../access/roles.js';
-import type { AuditEvent } from '../audit/model.js';
+import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { badInput } from '../errors.js';
@@ -31,7 +31,8 @@ export interface KeyServiceStores {
   audit: AuditStore;
 }
 
-export type KeyActor = { kind: 'system'; id: 'cli' | 'rotation' };
+/** who changes the keys: an operator (`gatehouse keys`) or the rotation job */
+export type KeyActor = OperatorActor | { kind: 'system'; id: 'rotation' };
 
 /** A key as `gatehouse keys list` shows it. */
 export interface KeyListing extends KeyTimes {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertCan } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { operatorEvent, principalEvent } from '../audit/model.js';
+import { type OperatorActor, operatorEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
@@ -267,7 +267,7 @@ export class SsoService {
    * `sso.updated` of the connection's tenant with the operator as actor. Already disabled: nothing
    * changes, no event.
    */
-  async disableAsOperator(operator: string, rawId: string): Promise<{ connection: SsoConnection; changed: boolean }> {
+  async disableAsOperator(operator: OperatorActor, rawId: string): Promise<{ connection: SsoConnection; changed: boolean }> {
     const id = checkUuid(rawId, 'connection');
     const now = this.clock.now();
     const found = await this.store.sso.findConnectionForSignIn(id);
@@ -290,7 +290,7 @@ export class SsoService {
    * (another tenant may then claim it). A connection keeps at least one domain, as through the
    * API: its only domain is released by deleting the connection (deleteSSOConnection).
    */
-  async releaseDomainAsOperator(operator: string, rawDomain: string): Promise<{ connection: SsoConnection; domain: string }> {
+  async releaseDomainAsOperator(operator: OperatorActor, rawDomain: string): Promise<{ connection: SsoConnection; domain: string }> {
     const domain = checkDomain(rawDomain, 'domain');
     const now = this.clock.now();
     const [owner] = await this.store.sso.domainOwners([domain]);

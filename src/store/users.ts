@@ -146,7 +146,7 @@ export function userStore(db: Kysely<Database>): UserStore {
         .set({
           disabled_at: disabledAt,
           updated_at: at,
-          updated_by: by === 'cli' ? null : by,
+          updated_by: by,
           // tokens and sessions from before a disabling stay dead after re-enabling
           ...(disabledAt === null ? {} : { tokens_valid_after: disabledAt }),
         })
@@ -165,7 +165,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           setup_expires_at: setupExpiresAt,
           tokens_valid_after: at,
           updated_at: at,
-          updated_by: by === 'cli' ? null : by,
+          updated_by: by,
         })
         .where('id', '=', id)
         .execute();

@@ -51,7 +51,7 @@ export async function addUser(tx: UserCreationStores, c: UserCreation): Promise<
       setupTokenHash: c.setup?.tokenHash ?? null,
       setupExpiresAt: c.setup?.expiresAt ?? null,
       createdAt: c.createdAt,
-      createdBy: c.actor.kind === 'system' ? null : c.actor.id,
+      createdBy: c.actor.kind === 'client' || c.actor.kind === 'user' ? c.actor.id : null,
     });
   } catch (err) {
     if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict(EMAIL_TAKEN);

@@ -1,12 +1,12 @@
 // User use cases (docs/users.md). Each checks authorization first, then the rules, then writes all
 // it changes in one transaction with its audit event. Operators at the CLI act as the system
-// (actor `system:cli`) and skip the role checks: they already hold the database.
+// (actor: the operator, the OS user) and skip the role checks: they already hold the database.
 import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, checkRoleHere, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '../access/principal.js';
 import { ROLE_IDS, roleLabel } from '../access/roles.js';
-import type { AuditEvent } from '../audit/model.js';
+import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
@@ -55,7 +55,10 @@ export interface UserQuery {
 }
 
 /** Who does a change: a principal through the API, or an operator at the CLI. */
-type Actor = { kind: 'client' | 'user'; id: string } | { kind: 'system'; id: 'cli' };
+type Actor = { kind: 'client' | 'user'; id: string } | OperatorActor;
+
+/** `updated_by`: the principal's id; null for an operator (no row of ours is the OS user) */
+const updatedBy = (actor: Actor): string | null => (actor.kind === 'operator' ? null : actor.id);
 
 /** Who a caller is (`me`). */
 export interface Identity {
@@ -81,12 +84,12 @@ export class UserService {
   }
 
   /** The CLI's `users create`: any tenant, any role that exists there. */
-  async createAsOperator(tenantId: string, input: NewUserInput): Promise<UserWithSetupLink> {
+  async createAsOperator(operator: OperatorActor, tenantId: string, input: NewUserInput): Promise<UserWithSetupLink> {
     const scope = await this.scopeOf(tenantId);
     const roleIds = (input.roles ?? [ROLE_IDS.Analyst]).map((r) => r.toLowerCase());
     if (roleIds.length === 0) throw badInput('name at least one role', { field: 'roles' });
     for (const id of roleIds) checkRoleHere(id, scope.id, 'roles', 'create the user in tenant 1 to give it');
-    return this.insert({ kind: 'system', id: 'cli' }, scope.id, input, [...new Set(roleIds)]);
+    return this.insert(operator, scope.id, input, [...new Set(roleIds)]);
   }
 
   private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
@@ -209,19 +212,19 @@ export class UserService {
   }
 
   /** The CLI's `users disable|enable`, by e-mail address. */
-  async setDisabledAsOperator(email: string, disabled: boolean): Promise<User> {
+  async setDisabledAsOperator(operator: OperatorActor, email: string, disabled: boolean): Promise<User> {
     return await this.store.transaction(async (tx) => {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
-      return this.applyDisabled(tx, { kind: 'system', id: 'cli' }, user, disabled);
+      return this.applyDisabled(tx, operator, user, disabled);
     });
   }
 
   private async applyDisabled(tx: UserStores, actor: Actor, user: User, disabled: boolean): Promise<User> {
     if ((user.status === 'disabled') === disabled) return user;
     const now = this.clock.now();
-    await tx.users.setDisabled(user.id, disabled ? now : null, now, actor.id);
+    await tx.users.setDisabled(user.id, disabled ? now : null, now, updatedBy(actor));
     await tx.audit.insertEvent(event(actor, now, user.tenantId, disabled ? 'user.disabled' : 'user.enabled', user.id));
     return this.reread(tx, user.id);
   }
@@ -237,12 +240,12 @@ export class UserService {
   }
 
   /** The CLI's `users reset`, by e-mail address (also how an operator recovers a locked-out administrator). */
-  async resetSignInAsOperator(email: string): Promise<UserWithSetupLink> {
+  async resetSignInAsOperator(operator: OperatorActor, email: string): Promise<UserWithSetupLink> {
     return await this.store.transaction(async (tx) => {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
-      return this.applyReset(tx, { kind: 'system', id: 'cli' }, user);
+      return this.applyReset(tx, operator, user);
     });
   }
 
@@ -250,7 +253,7 @@ export class UserService {
     const now = this.clock.now();
     const token = newOpaqueToken();
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, actor.id);
+    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor));
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
     return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
   }

@@ -42,9 +42,9 @@ export interface UserStore {
   lockUser(id: string): Promise<User | undefined>;
   listUsers(filter: UserFilter): Promise<User[]>;
   deleteRoleAssignment(userId: string, assignmentId: string): Promise<boolean>;
-  setDisabled(id: string, disabledAt: Date | null, at: Date, by: string): Promise<void>;
+  setDisabled(id: string, disabledAt: Date | null, at: Date, by: string | null): Promise<void>;
   /** Clears the password, TOTP and recovery codes and stores a new set-up link. */
-  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string): Promise<void>;
+  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null): Promise<void>;
   /** Deletes the user with its role assignments and recovery codes. */
   deleteUser(id: string): Promise<void>;
 }

@@ -2,9 +2,10 @@
 // bad command lines through main() (one line, exit 2, a pointer to the help); on both engines the
 // command on the database a server uses: refused on a database never served, refused while a
 // server holds the embedded folder, then list, rotate, retire (without --yes it only says what it
-// would do), audited as system:cli, and a key is never made with an encryption key the servers do
+// would do), audited as the operator (the OS user), and a key is never made with an encryption key the servers do
 // not have. On PostgreSQL the server runs meanwhile and refuses the retired key's token at once.
 import assert from 'node:assert/strict';
+import { userInfo } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,8 +156,8 @@ for (const engine of engines()) {
             .where('action', 'like', 'signing_key.%')
             .execute();
           assert.deepEqual(events.map((e) => [e.action, e.actor_kind, e.actor_id]).sort(), [
-            ['signing_key.retired', 'system', 'cli'],
-            ['signing_key.rotated', 'system', 'cli'],
+            ['signing_key.retired', 'operator', userInfo().username],
+            ['signing_key.rotated', 'operator', userInfo().username],
           ]);
         } finally {
           if (engine === 'pglite') await db.close();

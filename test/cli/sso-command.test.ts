@@ -58,15 +58,21 @@ for (const engine of engines()) {
 
     it('disable: the connection is Disabled, with an event by the operator in its tenant; again: nothing changes', async () => {
       const id = await connection([`${randomUUID().slice(0, 8)}.test`]);
-      assert.match(await runSsoCommand(sso(), { action: 'disable', connection: id }, 'operator:alice'), /^disabled SSO connection .* of tenant \d+/);
+      assert.match(
+        await runSsoCommand(sso(), { action: 'disable', connection: id }, { kind: 'operator', id: 'alice' }),
+        /^disabled SSO connection .* of tenant \d+/,
+      );
       const row = await t.db.kysely.selectFrom('sso_connections').select('status').where('id', '=', id).executeTakeFirstOrThrow();
       assert.equal(row.status, 'Disabled');
-      assert.match(await runSsoCommand(sso(), { action: 'disable', connection: id }, 'operator:alice'), /was disabled already: nothing changed/);
+      assert.match(
+        await runSsoCommand(sso(), { action: 'disable', connection: id }, { kind: 'operator', id: 'alice' }),
+        /was disabled already: nothing changed/,
+      );
       const events = await operatorEvents(id);
       assert.equal(events.length, 1);
-      assert.deepEqual([events[0]!.actor_id, String(events[0]!.tenant_id), events[0]!.action], ['operator:alice', tenant, 'sso.updated']);
+      assert.deepEqual([events[0]!.actor_id, String(events[0]!.tenant_id), events[0]!.action], ['alice', tenant, 'sso.updated']);
       await assert.rejects(
-        runSsoCommand(sso(), { action: 'disable', connection: randomUUID() }, 'operator:alice'),
+        runSsoCommand(sso(), { action: 'disable', connection: randomUUID() }, { kind: 'operator', id: 'alice' }),
         (e: Error) => e instanceof AppError && e.code === 'NOT_FOUND' && /no SSO connection/.test(e.message),
       );
     });
@@ -76,7 +82,7 @@ for (const engine of engines()) {
       const b = `${randomUUID().slice(0, 8)}.test`;
       const id = await connection([a, b]);
       assert.match(
-        await runSsoCommand(sso(), { action: 'release-domain', domain: a.toUpperCase() }, 'operator:bob'),
+        await runSsoCommand(sso(), { action: 'release-domain', domain: a.toUpperCase() }, { kind: 'operator', id: 'bob' }),
         new RegExp(`released ${a} .* it serves ${b}`),
       );
       const domains = await t.db.kysely.selectFrom('sso_connection_domains').select('domain').where('connection_id', '=', id).execute();
@@ -85,16 +91,16 @@ for (const engine of engines()) {
         [b],
       );
       await assert.rejects(
-        runSsoCommand(sso(), { action: 'release-domain', domain: b }, 'operator:bob'),
+        runSsoCommand(sso(), { action: 'release-domain', domain: b }, { kind: 'operator', id: 'bob' }),
         (e: Error) => e instanceof AppError && e.code === 'BAD_USER_INPUT' && /only domain of connection/.test(e.message),
       );
       await assert.rejects(
-        runSsoCommand(sso(), { action: 'release-domain', domain: a }, 'operator:bob'),
+        runSsoCommand(sso(), { action: 'release-domain', domain: a }, { kind: 'operator', id: 'bob' }),
         (e: Error) => e instanceof AppError && e.code === 'NOT_FOUND',
       );
       const events = await operatorEvents(id);
       assert.equal(events.length, 1);
-      assert.equal(events[0]!.actor_id, 'operator:bob');
+      assert.equal(events[0]!.actor_id, 'bob');
       // another tenant claims the released domain
       const other = await createTenant(t, '1');
       const res = await tq(

@@ -93,7 +93,7 @@ for (const engine of engines()) {
         [oldKid],
       );
 
-      const change = await t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' });
+      const change = await t.service.services.signingKeys.rotate({ kind: 'operator', id: 'test' });
       assert.equal(change.signing, oldKid, 'the current key goes on signing during the pre-publication period');
       const newKid = change.next!.kid;
       assert.notEqual(newKid, oldKid);
@@ -146,8 +146,8 @@ for (const engine of engines()) {
     });
 
     it('refuses a second rotation while one is under way, naming the next key', async () => {
-      await t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' });
-      await assert.rejects(t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' }), (err: Error) => {
+      await t.service.services.signingKeys.rotate({ kind: 'operator', id: 'test' });
+      await assert.rejects(t.service.services.signingKeys.rotate({ kind: 'operator', id: 'test' }), (err: Error) => {
         assert.match(err.message, /a rotation is under way already: key \S+ is published and signs from /);
         return true;
       });
@@ -183,7 +183,7 @@ for (const engine of engines()) {
         const kid = kidOf(token);
         // each process has verified it (and remembers that it did)
         for (const p of processes) assert.equal((await p.gql(token, LIST_CLIENTS)).status, 200);
-        await t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, kid);
+        await t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, kid);
         for (const p of processes) {
           const took = await refusedWithin(p, token, 1000);
           assert.ok(took < 1000, `refused after ${took} ms`);
@@ -205,28 +205,28 @@ for (const engine of engines()) {
     });
 
     it('a pre-published key retired before it signs: the current key goes on signing and a later rotation plans another', async () => {
-      const change = await t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' }).catch(async () => {
+      const change = await t.service.services.signingKeys.rotate({ kind: 'operator', id: 'test' }).catch(async () => {
         // a successor is planned already (the automatic rotation above): use it
         const pending = (await t.service.services.signingKeys.list()).find((k) => k.state === 'pending')!;
         return { signing: '', next: { kid: pending.kid, signsFrom: pending.signsFrom } };
       });
       const pendingKid = change.next!.kid;
-      const after = await t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, pendingKid);
+      const after = await t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, pendingKid);
       assert.equal(after.next, undefined);
       t.clock.advance(30 * DAY);
       assert.equal(kidOf(await t.token(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET)), after.signing, 'still the same signer');
-      const again = await t.service.services.signingKeys.rotate({ kind: 'system', id: 'cli' });
+      const again = await t.service.services.signingKeys.rotate({ kind: 'operator', id: 'test' });
       assert.ok(again.next && again.next.kid !== pendingKid);
-      await assert.rejects(t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, pendingKid), /was retired already/);
+      await assert.rejects(t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, pendingKid), /was retired already/);
       await assert.rejects(
-        t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, 'no-such-kid'),
+        t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, 'no-such-kid'),
         /no signing key has the id no-such-kid/,
       );
     });
 
     it('retiring the signer: a pre-published successor signs at once (caches hold it); without one a new key does, which a stale cache must fetch', async () => {
       const signerKid = async () => (await t.service.services.signingKeys.list()).find((k) => k.state === 'signing')!.kid;
-      const retire = async (kid: string) => t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, kid);
+      const retire = async (kid: string) => t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, kid);
       const options = () => ({ issuer: TEST_BASE_URL, audience: TEST_BASE_URL, currentDate: t.clock.now() });
       // a successor is pending (the rotation of the test above): a cache taken now holds it
       const cached = createLocalJWKSet(await t.service.services.keys.jwks());

@@ -240,7 +240,7 @@ for (const engine of engines()) {
       const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);
       assert.equal((await asRoot(c.token)).active, true);
       const kid = decodeProtectedHeader(c.token).kid!;
-      await t.service.services.signingKeys.retire({ kind: 'system', id: 'cli' }, kid);
+      await t.service.services.signingKeys.retire({ kind: 'operator', id: 'test' }, kid);
       assert.deepEqual(await asRoot(c.token), { active: false });
       assert.equal((await version(c.token)).status, 401, 'and refused by the server itself');
       const next = await t.token(c.clientId, c.secret);

@@ -1,6 +1,6 @@
 // gatehouse keys list|rotate|retire KID: the token-signing keys, for operators, straight on the
 // database (whoever runs it holds the database and its encryption key). Changes are audited as
-// actor `system:cli`; every running server sees them through the database's change signal (on
+// actor: the operator (the OS user); every running server sees them through the database's change signal (on
 // PostgreSQL within a second; the embedded folder has one owner at a time, so stop serve first).
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../clock.js';
@@ -15,6 +15,7 @@ import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
 import { migrateToLatest } from '../../store/migrate.js';
 import { StartFailure } from '../failure-line.js';
+import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
 
@@ -124,7 +125,7 @@ export async function keysCommand(
         return 0;
       }
       case 'rotate': {
-        const change = await keys.rotate({ kind: 'system', id: 'cli' });
+        const change = await keys.rotate(currentOperator());
         out(
           `rotation started: the next key is published now and signs after ${config.signingKeyPrepublishHours} h (GATEHOUSE_SIGNING_KEY_PREPUBLISH_HOURS); ` +
             'the current key keeps signing until then, and stays in the JWKS until its last token has expired',
@@ -146,7 +147,7 @@ export async function keysCommand(
           );
           return 1;
         }
-        const change = await keys.retire({ kind: 'system', id: 'cli' }, line.kid);
+        const change = await keys.retire(currentOperator(), line.kid);
         out(`retired ${line.kid}: out of the JWKS, its tokens refused (every server within a second on PostgreSQL)`);
         for (const l of changeLines(change)) out(l);
         return 0;

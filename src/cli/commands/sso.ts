@@ -2,7 +2,6 @@
 // SSO connection without an Administrator's token, straight on the database (like `gatehouse
 // users`), through the SSO service's own rules. Each change is an audit event of the
 // connection's tenant with actor `operator:<OS user>`.
-import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -11,7 +10,9 @@ import { SsoService } from '../../sso/service.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
 import { migrateToLatest } from '../../store/migrate.js';
+import type { OperatorActor } from '../../audit/model.js';
 import { StartFailure } from '../failure-line.js';
+import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
 
@@ -42,17 +43,8 @@ export function ssoCommandLine(args: string[]): SsoCommandLine {
   );
 }
 
-/** Who ran the command: the OS user, as the audit event's actor. */
-export function operatorName(): string {
-  try {
-    return `operator:${userInfo().username}`;
-  } catch {
-    return 'operator:unknown';
-  }
-}
-
 /** Runs a parsed command on a service; the line to print. */
-export async function runSsoCommand(sso: SsoService, line: SsoCommandLine, operator: string): Promise<string> {
+export async function runSsoCommand(sso: SsoService, line: SsoCommandLine, operator: OperatorActor): Promise<string> {
   if (line.action === 'disable') {
     const { connection, changed } = await sso.disableAsOperator(operator, line.connection);
     return changed
@@ -86,7 +78,7 @@ export async function ssoCommand(config: Config, args: string[]): Promise<number
       metadataRefreshHours: config.ssoMetadataRefreshHours,
       allowPrivateUrls: config.ssoAllowPrivateUrls,
     });
-    process.stdout.write(`${await runSsoCommand(sso, line, operatorName())}\n`);
+    process.stdout.write(`${await runSsoCommand(sso, line, currentOperator())}\n`);
     return 0;
   } catch (err) {
     if (err instanceof AppError) throw new UsageError(err.message);

@@ -1,6 +1,6 @@
 // gatehouse users create|list|disable|enable|reset: user management for operators, straight on
 // the database (no token needed: whoever runs it holds the database). Changes are audited as
-// actor `system:cli`.
+// actor: the operator (the OS user, cli/operator.ts).
 import { parseArgs } from 'node:util';
 import { ROLE_IDS, ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../../access/roles.js';
 import { systemClock } from '../../clock.js';
@@ -12,6 +12,7 @@ import { migrateToLatest } from '../../store/migrate.js';
 import { setupPending, type User } from '../../users/model.js';
 import { UserService } from '../../users/service.js';
 import { StartFailure } from '../failure-line.js';
+import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
 import { openConfiguredDb } from './open-db.js';
 
@@ -160,7 +161,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
     };
     switch (line.action) {
       case 'create': {
-        const created = await users.createAsOperator(line.tenant, {
+        const created = await users.createAsOperator(currentOperator(), line.tenant, {
           email: line.email,
           displayName: line.displayName,
           roles: line.roles.length ? line.roles : null,
@@ -177,12 +178,12 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       }
       case 'disable':
       case 'enable': {
-        const user = await users.setDisabledAsOperator(line.email, line.action === 'disable');
+        const user = await users.setDisabledAsOperator(currentOperator(), line.email, line.action === 'disable');
         out(`${line.action}d ${describe(user)}`);
         return 0;
       }
       case 'reset': {
-        const reset = await users.resetSignInAsOperator(line.email);
+        const reset = await users.resetSignInAsOperator(currentOperator(), line.email);
         out(`reset ${describe(reset.user)}`);
         link(reset.setupUrl, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
         return 0;

@@ -173,13 +173,13 @@ for (const engine of engines()) {
       assert.equal((await c.store.users.findUser(v.id))?.roleAssignments.length, 1);
     });
 
-    it('setDisabled disables and re-enables one user; the CLI is recorded as no one', async () => {
+    it('setDisabled disables and re-enables one user; an operator (no principal) is recorded as no one', async () => {
       const u = await newUser(c.store, a.id);
       const v = await newUser(c.store, a.id);
       await c.store.users.setDisabled(u.id, at(HOUR), at(HOUR), 'admin-1');
       const off = await c.store.users.findUser(u.id);
       assert.deepEqual([off?.status, off?.disabledAt, off?.updatedAt, off?.updatedBy], ['disabled', at(HOUR), at(HOUR), 'admin-1']);
-      await c.store.users.setDisabled(u.id, null, at(2 * HOUR), 'cli');
+      await c.store.users.setDisabled(u.id, null, at(2 * HOUR), null);
       const on = await c.store.users.findUser(u.id);
       assert.deepEqual([on?.status, on?.disabledAt, on?.updatedAt, on?.updatedBy], ['active', null, at(2 * HOUR), null]);
       assert.deepEqual((await c.store.users.findUser(v.id))?.updatedAt, T0, 'another user is untouched');
