@@ -21,14 +21,17 @@ interface MemoryKeyStore {
   transaction<T>(fn: (tx: MemoryKeyStore) => Promise<T>): Promise<T>;
 }
 
-function memoryKeyStore(): MemoryKeyStore {
-  const keys: StoredSigningKey[] = [];
+/** Keys in memory. `heldBy`: a read takes its snapshot when called, as a database read does,
+ *  and answers once the promise it returns (if any) settles. */
+function memoryKeyStore(keys: StoredSigningKey[] = [], heldBy: () => Promise<void> | undefined = () => undefined): MemoryKeyStore {
   const store: MemoryKeyStore = {
     reads: 0,
     keys: {
       listKeys: async () => {
         store.reads++;
-        return [...keys];
+        const snapshot = keys.map((k) => ({ ...k }));
+        await heldBy();
+        return snapshot;
       },
       insertKey: async (k) => {
         keys.push(k);
@@ -66,26 +69,8 @@ describe('key ring reads racing a change', () => {
     const box = new SealedBox([randomBytes(32)]);
     const first = await storedKey(box, new Date('2026-11-23T09:00:00Z'), null);
     const rows: StoredSigningKey[] = [first.row];
-    // listKeys takes its snapshot when called (as a database read does), and answers when let go
     let hold: Promise<void> | undefined;
-    const store: MemoryKeyStore = {
-      reads: 0,
-      keys: {
-        listKeys: async () => {
-          store.reads++;
-          const snapshot = rows.map((r) => ({ ...r }));
-          if (hold) await hold;
-          return snapshot;
-        },
-        insertKey: async (k) => {
-          rows.push(k);
-        },
-        updateSealedKey: async () => {},
-        updateKeyTimes: async () => {},
-        lockKeys: async () => {},
-      },
-      transaction: (fn) => fn(store),
-    };
+    const store = memoryKeyStore(rows, () => hold);
     const changes = new ChangeSignal();
     const ring = await KeyRing.open(store, box, clock, { error: () => {} }, { tokenLifetimeMs: 36_005_000, changes });
     assert.equal(ring.holds(first.row.kid), true);
