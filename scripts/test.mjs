@@ -143,14 +143,16 @@ const tests = await exitOf(
     { cwd: root, stdio: 'inherit' },
   ),
 );
-const unran = marks.filter((m) => !existsSync(m)).map((m) => relative(root, m.slice(0, -'.ran'.length)));
+const checked = await typecheck;
+// checked after a pass only (a failed or interrupted run fails anyway, with its own status), and
+// once the type-check has ended, so that nothing prints after the verdict
+const unran = tests === 0 ? marks.filter((m) => !existsSync(m)).map((m) => relative(root, m.slice(0, -'.ran'.length))) : [];
 if (unran.length > 0) {
   process.stderr.write(
     `npm test: node's test runner never loaded ${unran.length} of ${marks.length} test modules (${unran.join(', ')}): the run is not a pass\n`,
   );
   process.exit(1);
 }
-const checked = await typecheck;
 if (checked !== 0) process.stderr.write('npm test: the type-check failed (above)\n');
 process.exit(tests !== 0 ? tests : checked);
 

@@ -26,7 +26,18 @@ export class AppError extends Error {
   }
 }
 
-export const forbidden = (message = 'Not permitted') => new AppError('FORBIDDEN', message);
+/** FORBIDDEN: the caller's roles do not allow it. `decidedIn`: the tenant whose roles were judged,
+ *  one the caller may see (the refusal's audit event goes to its trail); not part of the answer. */
+export class ForbiddenError extends AppError {
+  constructor(
+    message: string,
+    readonly decidedIn?: string,
+  ) {
+    super('FORBIDDEN', message);
+  }
+}
+
+export const forbidden = (message = 'Not permitted', decidedIn?: string) => new ForbiddenError(message, decidedIn);
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 export const badInput = (message: string, details: Record<string, unknown> = {}) => new AppError('BAD_USER_INPUT', message, details);
 export const conflict = (message: string) => new AppError('CONFLICT', message);

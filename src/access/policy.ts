@@ -44,6 +44,6 @@ export function can(principal: Principal, scope: TenantScope, permission: Permis
 
 export function assertCan(principal: Principal, scope: TenantScope, permission: Permission, now: Date): void {
   if (!can(principal, scope, permission, now)) {
-    throw forbidden(`Your roles in this tenant do not allow: ${PERMISSION_LABELS[permission]}`);
+    throw forbidden(`Your roles in this tenant do not allow: ${PERMISSION_LABELS[permission]}`, scope.id);
   }
 }

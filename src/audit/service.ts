@@ -10,6 +10,19 @@ import { checkPage } from '../paging.js';
 import { auditCursor, checkOutcome, parseAuditCursor, principalEvent, type StoredAuditEvent } from './model.js';
 import type { AuditStore } from './store.js';
 
+/** One change refused for the caller's roles: the operation, the words the caller got, and the
+ *  tenant whose roles were judged if the refusal says (else the acting tenant). */
+export interface Refusal {
+  operation: string;
+  reason: string;
+  tenantId?: string | undefined;
+}
+
+/** an authorization.refused event names at most this many operations */
+const MAX_REFUSED_OPERATIONS = 20;
+/** one request writes refusal events in at most this many tenants */
+const MAX_REFUSAL_TENANTS = 5;
+
 export interface AuditStores {
   audit: AuditStore;
 }
@@ -69,22 +82,33 @@ export class AuditService {
   }
 
   /**
-   * A change the caller's roles do not allow, refused (FORBIDDEN): an event of the acting tenant,
-   * action `authorization.refused`, outcome refused, the operation as its target, so that the
-   * tenant's Administrators see who tried what and from where. Nothing changed, so it is written
-   * on its own. Bounded by the caller: it authenticated, and each refusal is one request of its own.
+   * Changes the caller's roles do not allow, refused (FORBIDDEN) in one request: an event
+   * `authorization.refused` (outcome refused) in the trail of the tenant whose roles were judged
+   * (the acting tenant unless the refusal names another), so that its Administrators see who tried
+   * what and from where. Nothing changed, so it is written on its own. Bounded: one event per
+   * tenant and request (at most MAX_REFUSAL_TENANTS), each naming at most MAX_REFUSED_OPERATIONS
+   * operations; its target is the first one.
    */
-  async refused(caller: Caller, operation: string, via: 'tenant-graphql' | 'credential-graphql' | 'console', reason: string): Promise<void> {
-    await this.store.audit.insertEvent(
-      principalEvent(
-        caller.principal,
-        this.clock.now(),
-        caller.tenant.id,
-        'authorization.refused',
-        { kind: 'operation', id: operation },
-        { via, reason },
-        'refused',
-      ),
-    );
+  async refused(caller: Caller, refusals: Refusal[], via: 'tenant-graphql' | 'credential-graphql' | 'console'): Promise<void> {
+    const now = this.clock.now();
+    const byTenant = new Map<string, Refusal[]>();
+    for (const r of refusals) {
+      const tenantId = r.tenantId ?? caller.tenant.id;
+      byTenant.set(tenantId, [...(byTenant.get(tenantId) ?? []), r]);
+    }
+    for (const [tenantId, here] of [...byTenant].slice(0, MAX_REFUSAL_TENANTS)) {
+      const operations = [...new Set(here.map((r) => r.operation))];
+      await this.store.audit.insertEvent(
+        principalEvent(
+          caller.principal,
+          now,
+          tenantId,
+          'authorization.refused',
+          { kind: 'operation', id: operations[0]! },
+          { via, operations: operations.slice(0, MAX_REFUSED_OPERATIONS), reason: here[0]!.reason },
+          'refused',
+        ),
+      );
+    }
   }
 }

@@ -134,8 +134,8 @@ export const SSO_USAGE = `Usage:
 What an operator does to an SSO connection of any tenant without an
 Administrator's token, on the configured database (DATABASE_URL, else the
 embedded folder GATEHOUSE_DATA_DIR; on the embedded database stop serve first).
-Each change is an audit event of the connection's tenant, by
-operator:<your OS user>.
+Each change is an audit event of the connection's tenant, with the operator
+(your OS user) as actor.
 
   disable         disables the connection (nobody signs in through it; its
                   settings stay, and its tenant's Administrator can enable it

@@ -313,14 +313,17 @@ export class CredentialService {
    * someone holding a wrong or old secret. Written off the request path: the answer does not wait
    * for it, so its time does not tell whether the client exists. Nothing is written for a
    * client_id that names no client (no tenant to tell; the throttle still counts it), nor for a
-   * secret that could not be one of ours (a mangled or invented one: its checksum fails), which is
-   * a guesser's noise, not someone holding an old secret. The actor is `anonymous`: whoever sent
+   * secret that could not be one of ours (credentials/secret.ts plausibleSecret: one with our
+   * prefix whose checksum fails, or shorter than 32 characters): noise, not someone holding an old
+   * secret. The checksum is no secret, so this only quiets the trail: the guessing throttle is
+   * what bounds the events an attacker writes. The actor is `anonymous`: whoever sent
    * it did not authenticate. Only attempts the throttle let through get here: it bounds the events
    * an attacker writes to its own allowance (docs/operations.md). A write that fails goes to `onError`.
    */
   credentialsRefused(clientId: string, secret: string, request: RequestInfo, onError: (err: unknown) => void): void {
     if (!possibleClientId(clientId) || !plausibleSecret(secret)) return;
-    const write: Promise<void> = this.writeRefusal(clientId, request)
+    const at = this.clock.now();
+    const write: Promise<void> = this.writeRefusal(clientId, request, at)
       .catch(onError)
       .finally(() => this.writing.delete(write));
     this.writing.add(write);
@@ -331,11 +334,11 @@ export class CredentialService {
     await Promise.all([...this.writing]);
   }
 
-  private async writeRefusal(clientId: string, request: RequestInfo): Promise<void> {
+  private async writeRefusal(clientId: string, request: RequestInfo, at: Date): Promise<void> {
     const client = await this.store.credentials.findAuthClient(clientId);
     if (!client) return;
     await this.store.audit.insertEvent({
-      occurredAt: this.clock.now(),
+      occurredAt: at,
       tenantId: client.tenantId,
       actor: { kind: 'anonymous', id: 'unauthenticated', tenantId: null },
       action: 'client.credentials_refused',

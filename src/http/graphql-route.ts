@@ -7,7 +7,7 @@
 // registers the routes of each interface, in a scope set up by graphqlScope.
 import { type DocumentNode, getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badInput } from '../errors.js';
+import { badInput, ForbiddenError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
 import type { GraphQLExecutor } from '../graphql/executor.js';
@@ -108,7 +108,7 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
     context,
   });
   const errors = result.errors ? format(result.errors) : undefined;
-  await auditRefusedMutations(request, prepared.document, params.operationName, errors, opts);
+  await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
   const unavailable = (e: { extensions: { code: string; retryAfter?: unknown } }) =>
     e.extensions.code === 'INTERNAL' && typeof e.extensions.retryAfter === 'number';
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || unavailable(e));
@@ -120,24 +120,26 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
 }
 
 /**
- * Each mutation field refused because the caller's roles do not allow it (FORBIDDEN) is an audit
- * event of the acting tenant (audit/service.ts). Queries are not: a read refused changes nothing
- * and is answered like one that found nothing. A write that fails is logged; the answer stands.
+ * The mutation fields refused because the caller's roles do not allow them (FORBIDDEN) are an
+ * audit event (audit/service.ts: one per tenant judged, however many fields were refused).
+ * Queries are not: a read refused changes nothing. A write that fails is logged; the answer stands.
  */
 async function auditRefusedMutations(
   request: FastifyRequest,
   document: DocumentNode,
   operationName: string | null | undefined,
-  errors: PublicGraphQLError[] | undefined,
+  errors: readonly GraphQLError[] | undefined,
   opts: Options,
 ): Promise<void> {
-  const refused = errors?.filter((e) => e.extensions.code === 'FORBIDDEN' && e.path?.length === 1);
-  if (!refused?.length || getOperationAST(document, operationName)?.operation !== 'mutation') return;
-  for (const e of refused) {
-    await opts.services.audit
-      .refused(request.caller!, String(e.path![0]), opts.name, e.message)
-      .catch((err: unknown) => request.log.error({ err }, 'the audit event of a refused mutation was not written'));
-  }
+  const refusals = (errors ?? []).flatMap((e) =>
+    e.originalError instanceof ForbiddenError && e.path?.length === 1
+      ? [{ operation: String(e.path[0]), reason: e.originalError.message, tenantId: e.originalError.decidedIn }]
+      : [],
+  );
+  if (refusals.length === 0 || getOperationAST(document, operationName)?.operation !== 'mutation') return;
+  await opts.services.audit
+    .refused(request.caller!, refusals, opts.name)
+    .catch((err: unknown) => request.log.error({ err }, 'the audit event of a refused mutation was not written'));
 }
 
 /**

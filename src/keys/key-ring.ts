@@ -224,11 +224,14 @@ export class KeyRing {
   private async read(): Promise<void> {
     this.reading ??= (async () => {
       const generation = this.options.changes?.generation ?? -1;
+      // the keys read are as fresh as the read's start, not its end: a caller that joins a read
+      // begun a while ago must not take it for a newer one (refresh, while changes go unheard)
+      const startedAt = performance.now();
       try {
         await this.load(await this.store.keys.listKeys(), 'tolerant');
         this.readGeneration = generation;
       } finally {
-        this.readAt = performance.now();
+        this.readAt = startedAt;
         this.reading = undefined;
       }
     })();

@@ -160,7 +160,7 @@ for (const engine of engines()) {
       assert.equal(e.outcome, 'refused');
       assert.equal(e.targetKind, 'operation');
       assert.ok(e.requestID && e.address, 'the request id and the address');
-      assert.deepEqual(JSON.parse(e.details), { via: 'credential-graphql', reason: refused.body.errors[0].message });
+      assert.deepEqual(JSON.parse(e.details), { via: 'credential-graphql', operations: ['createClient'], reason: refused.body.errors[0].message });
       // a read the role does not allow writes nothing
       const read = await events(auditor.token);
       assert.equal(read.body.errors?.[0]?.extensions?.code, 'FORBIDDEN');

@@ -9,10 +9,9 @@ import type { Config } from '../../config.js';
 import { TENANT_ID_PATTERN } from '../../ids.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
-import { pendingMigrations } from '../../store/migrate.js';
 import { StartFailure } from '../failure-line.js';
 import { UsageError } from '../usage-error.js';
-import { openConfiguredDb } from './open-db.js';
+import { openConfiguredDb, requireCurrentSchema } from './open-db.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -110,14 +109,7 @@ export async function auditCommand(config: Config, args: string[]): Promise<numb
     throw err;
   }
   try {
-    // an export only reads: it never changes the schema of a database a server of another
-    // version may be running on (a newer exporter in a cron job during a rolling upgrade)
-    const pending = await pendingMigrations(db.kysely);
-    if (pending.length > 0) {
-      throw new StartFailure(
-        `the database lacks ${pending.length} migration${pending.length === 1 ? '' : 's'} of this version of gatehouse (the first: ${pending[0]}), and an export never changes the database: export with the version the server runs, or apply them with gatehouse migrate`,
-      );
-    }
+    await requireCurrentSchema(db, 'this database is empty: start `gatehouse serve` once first');
     const store = createStore(db.kysely, systemClock);
     await exportAuditEvents(store.audit, since, line.tenant, (text) => process.stdout.write(text));
     return 0;

@@ -13,11 +13,10 @@ import { CLOCK_SKEW_SECONDS } from '../../oauth/access-token.js';
 import { rotationSettings } from '../../keys/model.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
-import { migrateToLatest } from '../../store/migrate.js';
 import { StartFailure } from '../failure-line.js';
 import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
-import { openConfiguredDb } from './open-db.js';
+import { openConfiguredDb, requireCurrentSchema } from './open-db.js';
 
 const ACTIONS = ['list', 'rotate', 'retire'] as const;
 
@@ -101,7 +100,7 @@ export async function keysCommand(
     throw err;
   }
   try {
-    await migrateToLatest(db.kysely);
+    await requireCurrentSchema(db, 'this database has no signing key yet: start `gatehouse serve` once first (it makes the first key)');
     const store = createStore(db.kysely, systemClock);
     if ((await store.keys.listKeys()).length === 0) {
       throw new UsageError('this database has no signing key yet: start `gatehouse serve` once first (it makes the first key)');

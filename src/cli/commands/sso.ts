@@ -1,7 +1,7 @@
 // gatehouse sso disable --connection ID | sso release-domain DOMAIN: what an operator does to an
 // SSO connection without an Administrator's token, straight on the database (like `gatehouse
 // users`), through the SSO service's own rules. Each change is an audit event of the
-// connection's tenant with actor `operator:<OS user>`.
+// connection's tenant with the operator (the OS user, cli/operator.ts) as actor.
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -9,12 +9,11 @@ import { AppError } from '../../errors.js';
 import { SsoService } from '../../sso/service.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
-import { migrateToLatest } from '../../store/migrate.js';
 import type { OperatorActor } from '../../audit/model.js';
 import { StartFailure } from '../failure-line.js';
 import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
-import { openConfiguredDb } from './open-db.js';
+import { openConfiguredDb, requireCurrentSchema } from './open-db.js';
 
 export type SsoCommandLine = { action: 'disable'; connection: string } | { action: 'release-domain'; domain: string };
 
@@ -70,7 +69,7 @@ export async function ssoCommand(config: Config, args: string[]): Promise<number
     throw err;
   }
   try {
-    await migrateToLatest(db.kysely);
+    await requireCurrentSchema(db, 'this database is empty: start `gatehouse serve` once first');
     const store = createStore(db.kysely, systemClock);
     const sso = new SsoService(store, systemClock, {
       baseUrl: config.baseUrl,

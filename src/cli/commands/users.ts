@@ -8,13 +8,12 @@ import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
-import { migrateToLatest } from '../../store/migrate.js';
 import { setupPending, type User } from '../../users/model.js';
 import { UserService } from '../../users/service.js';
 import { StartFailure } from '../failure-line.js';
 import { currentOperator } from '../operator.js';
 import { UsageError } from '../usage-error.js';
-import { openConfiguredDb } from './open-db.js';
+import { openConfiguredDb, requireCurrentSchema } from './open-db.js';
 
 const ROLE_BY_NAME = new Map(Object.entries(ROLE_IDS).map(([name, id]) => [name.toLowerCase(), id]));
 
@@ -139,7 +138,10 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
     throw err;
   }
   try {
-    await migrateToLatest(db.kysely);
+    await requireCurrentSchema(
+      db,
+      'this database is empty: start `gatehouse serve` once first (it creates the vendor tenant 1 and the first administrator)',
+    );
     const store = createStore(db.kysely, systemClock);
     if (!(await store.tenants.rootExists())) {
       throw new UsageError('this database is empty: start `gatehouse serve` once first (it creates the vendor tenant 1 and the first administrator)');

@@ -139,7 +139,7 @@ export type AuditEvent = {
   occurredAt: Scalars['Time']['output'];
   /** The tenant it happened in (the acting tenant of the request). */
   tenantID: Scalars['ID']['output'];
-  /** Who acted: `client`, `user`, `system` or `operator` (the command line). */
+  /** Who acted: `client`, `user`, `system`, `operator` (someone at the command line; `actorID` is the OS user) or `anonymous` (a request that did not authenticate: a refused client secret). */
   actorKind: Scalars['String']['output'];
   /** The client's or user's id, `system`'s job name, or the operator's name. */
   actorID: Scalars['String']['output'];

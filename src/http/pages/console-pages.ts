@@ -15,7 +15,7 @@ import type { Caller, Principal } from '../../access/principal.js';
 import { heldRoleNames } from '../../access/scope.js';
 import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../access/roles.js';
 import type { Client } from '../../credentials/model.js';
-import { AppError, badInput, notFound } from '../../errors.js';
+import { AppError, badInput, ForbiddenError, notFound } from '../../errors.js';
 import { checkTenantId, TENANT_ID_PATTERN } from '../../ids.js';
 import type { Session } from '../../sessions/model.js';
 import type { Tenant } from '../../tenants/model.js';
@@ -97,7 +97,17 @@ export function consolePages(kit: PageKit) {
     // the GraphQL interfaces write (audit/service.ts); a tenant out of reach is refused before
     if (problem.code === 'FORBIDDEN' && req.method === 'POST' && seen?.caller) {
       await services.audit
-        .refused(seen.caller, `POST ${req.routeOptions.url ?? req.url.split('?')[0]}`, 'console', problem.message)
+        .refused(
+          seen.caller,
+          [
+            {
+              operation: `POST ${req.routeOptions.url ?? req.url.split('?')[0]}`,
+              reason: problem.message,
+              tenantId: err instanceof ForbiddenError ? err.decidedIn : undefined,
+            },
+          ],
+          'console',
+        )
         .catch((writeErr: unknown) => req.log.error({ err: writeErr }, 'the audit event of a refused console change was not written'));
     }
     const tenant = seen?.tenant?.id ?? text(queryOf(req).tenant) ?? text(formOf(req).tenant);
