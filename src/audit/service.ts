@@ -18,6 +18,9 @@ export interface Refusal {
   tenantId?: string | undefined;
 }
 
+/** Where a refused change came in, as `details.via` names it. */
+export type RefusalChannel = 'tenant-graphql' | 'credential-graphql' | 'console';
+
 /** an authorization.refused event names at most this many operations */
 const MAX_REFUSED_OPERATIONS = 20;
 /** one request writes refusal events in at most this many tenants */
@@ -89,7 +92,7 @@ export class AuditService {
    * tenant and request (at most MAX_REFUSAL_TENANTS), each naming at most MAX_REFUSED_OPERATIONS
    * operations; its target is the first one.
    */
-  async refused(caller: Caller, refusals: Refusal[], via: 'tenant-graphql' | 'credential-graphql' | 'console'): Promise<void> {
+  async refused(caller: Caller, refusals: Refusal[], via: RefusalChannel): Promise<void> {
     const now = this.clock.now();
     const byTenant = new Map<string, Refusal[]>();
     for (const r of refusals) {

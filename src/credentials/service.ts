@@ -316,9 +316,9 @@ export class CredentialService {
    * secret that could not be one of ours (credentials/secret.ts plausibleSecret: one with our
    * prefix whose checksum fails, or shorter than 32 characters): noise, not someone holding an old
    * secret. The checksum is no secret, so this only quiets the trail: the guessing throttle is
-   * what bounds the events an attacker writes. The actor is `anonymous`: whoever sent
-   * it did not authenticate. Only attempts the throttle let through get here: it bounds the events
-   * an attacker writes to its own allowance (docs/operations.md). A write that fails goes to `onError`.
+   * what bounds the events an attacker writes (only attempts it let through get here;
+   * docs/operations.md). The actor is `anonymous`: whoever sent it did not authenticate. A write
+   * that fails goes to `onError`.
    */
   credentialsRefused(clientId: string, secret: string, request: RequestInfo, onError: (err: unknown) => void): void {
     if (!possibleClientId(clientId) || !plausibleSecret(secret)) return;

@@ -7,6 +7,7 @@
 // registers the routes of each interface, in a scope set up by graphqlScope.
 import { type DocumentNode, getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RefusalChannel } from '../audit/service.js';
 import { badInput, ForbiddenError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
@@ -23,7 +24,7 @@ interface Options {
   executor: GraphQLExecutor;
   services: Services;
   /** which interface, as the audit trail names it */
-  name: 'tenant-graphql' | 'credential-graphql';
+  name: Exclude<RefusalChannel, 'console'>;
 }
 
 /** The methods other than GET and POST: answered 405 (routes.ts registers them with `methodNotAllowed`). */
