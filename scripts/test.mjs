@@ -131,6 +131,8 @@ const tests = await exitOf(
     [
       '--import',
       'tsx',
+      // the whole suite: node's runner without its per-promise async hook (scripts/test-harness-hook.mjs)
+      ...(everything ? ['--import', pathToFileURL(join(root, 'scripts', 'test-harness-hook.mjs')).href] : []),
       '--test',
       `--test-concurrency=${CONCURRENCY}`,
       '--test-reporter=spec',
