@@ -23,8 +23,10 @@ import { REVOCATION_PATH, revocationEndpoint } from './oauth/revocation-endpoint
 import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
-import { consolePages } from './pages/console-pages.js';
-import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console-views.js';
+import { credentialPages } from './pages/console/credentials.js';
+import { homePages } from './pages/console/home.js';
+import { consoleKit } from './pages/console/kit.js';
+import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -178,19 +180,22 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     pages.post('/sso/saml/:id/acs', { bodyLimit: ACS_BODY_LIMIT, errorHandler: sso.acsBodyTooLarge }, sso.acs);
     pages.get('/sso/saml/finish', sso.finish);
 
-    // the credentials console (pages/console-pages.ts): its failures are pages of its own
+    // the console (pages/console/): its failures are pages of its own (pages/console/kit.ts, failed)
     await pages.register(async (scope) => {
-      const console = consolePages(kit);
-      scope.setErrorHandler(console.failed);
-      scope.get(CONSOLE_PATH, console.tenants); // /console
-      scope.get(CREDENTIALS_PATH, console.credentials); // /console/credentials
-      scope.get(NEW_PATH, console.newForm); // /console/credentials/new
-      scope.post(NEW_PATH, console.create);
-      scope.get(ROTATE_PATH, console.rotateForm); // /console/credentials/rotate
-      scope.post(ROTATE_PATH, console.rotate);
-      scope.get(DELETE_PATH, console.deleteForm); // /console/credentials/delete
-      scope.post(DELETE_PATH, console.delete);
-      scope.all(`${CONSOLE_PATH}/*`, console.unknownPage);
+      const c = consoleKit(kit);
+      scope.setErrorHandler(c.failed);
+      const home = homePages(c);
+      scope.get(CONSOLE_PATH, home.tenants); // /console
+      // a tenant's API credentials (pages/console/credentials.ts)
+      const credentials = credentialPages(c);
+      scope.get(CREDENTIALS_PATH, credentials.credentials); // /console/credentials
+      scope.get(NEW_PATH, credentials.newForm); // /console/credentials/new
+      scope.post(NEW_PATH, credentials.create);
+      scope.get(ROTATE_PATH, credentials.rotateForm); // /console/credentials/rotate
+      scope.post(ROTATE_PATH, credentials.rotate);
+      scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
+      scope.post(DELETE_PATH, credentials.delete);
+      scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });
 }

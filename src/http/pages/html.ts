@@ -105,6 +105,9 @@ main.wide { max-width: 64rem; }
 .bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
 .crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
+.sections ul { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; list-style: none; margin: -.5rem 0 1.25rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
+.sections a { display: inline-block; padding: .25rem 0; text-decoration: none; }
+.sections a[aria-current=page] { color: var(--ink); font-weight: 600; border-bottom: 3px solid var(--accent); }
 .account { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem 1rem; margin: 0; color: var(--muted); }
 .scroll { position: relative; overflow-x: auto; margin: 1rem 0; }
 table { width: 100%; border-collapse: collapse; font-size: .95rem; }

@@ -1,93 +1,16 @@
-// The HTML of the console's pages (console-pages.ts decides what each shows, and who may see it).
+// The HTML of the credentials pages (credentials.ts decides what each shows, and who may see it).
 // Each view returns the title and body of one page; every value goes through the escaping `html`.
-import type { RoleName } from '../../access/roles.js';
-import type { Client } from '../../credentials/model.js';
-import type { Session } from '../../sessions/model.js';
-import type { TenantWithRoles } from '../../tenants/service.js';
-import { html, type Html } from './html.js';
-import type { Problem } from './console-problems.js';
-import { csrfField } from './page-kit.js';
-
-export interface View {
-  title: string;
-  body: Html;
-}
-
-export const CONSOLE_PATH = '/console';
-export const CREDENTIALS_PATH = '/console/credentials';
-export const NEW_PATH = '/console/credentials/new';
-export const ROTATE_PATH = '/console/credentials/rotate';
-export const DELETE_PATH = '/console/credentials/delete';
+import type { RoleName } from '../../../access/roles.js';
+import type { Client } from '../../../credentials/model.js';
+import type { Session } from '../../../sessions/model.js';
+import { html } from '../html.js';
+import { csrfField } from '../page-kit.js';
+import { alert, pager, type View, when } from './layout.js';
+import { clientPath, DELETE_PATH, listPath, NEW_PATH, ROTATE_PATH } from './paths.js';
+import type { Problem } from './problems.js';
 
 /** Form fields of the role checkboxes: `role_<role id>` (the form parser keeps one value per name). */
 export const ROLE_FIELD_PREFIX = 'role_';
-
-export const listPath = (tenantId: string, page?: number) => `${CREDENTIALS_PATH}?tenant=${tenantId}${page && page > 1 ? `&page=${page}` : ''}`;
-const clientPath = (path: string, tenantId: string, clientId: string) => `${path}?tenant=${tenantId}&client=${encodeURIComponent(clientId)}`;
-
-/** A time as people read it here: minutes, UTC, and the exact instant for machines. */
-export function when(d: Date | null, never = 'never'): Html {
-  if (!d) return html`${never}`;
-  return html`<time datetime="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
-const alert = (problem: Problem | undefined) =>
-  problem ? html`<div class="error" role="alert"><p>${problem.message}</p><p>${problem.advice}</p></div>` : '';
-
-/** Above the title: where the page is, and who is signed in (with the way out). */
-export function consoleNav(session: Session, email: string, tenant?: { id: string; name: string }): Html {
-  return html`<div class="bar">
-<nav aria-label="Breadcrumb"><ol class="crumbs"><li><a href="${CONSOLE_PATH}">Tenants</a></li>${
-    tenant ? html`<li><a href="${listPath(tenant.id)}">${tenant.name}</a></li>` : ''
-  }</ol></nav>
-<form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <button type="submit" class="link">Sign out</button></form>
-</div>
-`;
-}
-
-function pager(path: (page: number) => string, page: number, hasMore: boolean): Html {
-  if (page <= 1 && !hasMore) return html``;
-  return html`<nav class="pager" aria-label="Pages">${page > 1 ? html`<a href="${path(page - 1)}" rel="prev">Previous page</a>` : ''}<span>Page ${page}</span>${
-    hasMore ? html`<a href="${path(page + 1)}" rel="next">Next page</a>` : ''
-  }</nav>`;
-}
-
-export function tenantPicker(o: { results: TenantWithRoles[]; totalCount: number; page: number; perPage: number; name: string | undefined }): View {
-  const { results, totalCount, page, perPage, name } = o;
-  const filter =
-    name !== undefined || totalCount > perPage
-      ? html`<form class="filter" method="get" action="${CONSOLE_PATH}" role="search">
-<label for="name">Find a tenant by name or id</label>
-<div class="inline"><input id="name" name="name" type="search" value="${name ?? ''}"><button type="submit">Find</button></div>
-</form>`
-      : '';
-  const pagePath = (p: number) => `${CONSOLE_PATH}?page=${p}${name ? `&name=${encodeURIComponent(name)}` : ''}`;
-  if (results.length === 0) {
-    return {
-      title: 'Your tenants',
-      body: html`${filter}<p>${
-        name
-          ? 'No tenant of yours matches. Try part of the name, or the tenant id.'
-          : 'You hold no role in any tenant, so there is nothing to manage here yet. Ask an Administrator of your organisation to give you a role.'
-      }</p>`,
-    };
-  }
-  return {
-    title: 'Your tenants',
-    body: html`<p>Choose the tenant whose API credentials you want to manage: those where you hold a role, and the tenants below them.</p>
-${filter}
-<div class="scroll"><table>
-<caption>${totalCount === 1 ? '1 tenant' : `${totalCount} tenants`}</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">ID</th><th scope="col">Your roles</th></tr></thead>
-<tbody>
-${results.map(
-  ({ tenant, roles }) =>
-    html`<tr><th scope="row"><a href="${listPath(tenant.id)}">${tenant.name}</a></th><td>${tenant.id}</td><td>${roles.join(', ')}</td></tr>\n`,
-)}</tbody>
-</table></div>
-${pager(pagePath, page, page * perPage < totalCount)}`,
-  };
-}
 
 export interface ListRights {
   create: boolean;
@@ -250,16 +173,5 @@ export function deleteConfirmation(o: { session: Session; tenant: { id: string; 
 <form method="post" action="${DELETE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
 <div class="actions"><button type="submit" class="danger">Delete client</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
 </form>`,
-  };
-}
-
-/** The page of a failure that is not a form's to show (console-problems.ts). */
-export function problemPage(problem: Problem, back: { href: string; label: string }, requestId: string): View {
-  return {
-    title: problem.title,
-    body: html`<p class="error" role="alert">${problem.message}</p>
-<p>${problem.advice}</p>
-${problem.code === 'INTERNAL' ? html`<p class="hint">Request id: <code>${requestId}</code></p>` : ''}
-<p><a href="${back.href}">${back.label}</a></p>`,
   };
 }

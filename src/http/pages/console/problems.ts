@@ -5,8 +5,8 @@
 // anything else keeps the use case's message under its code's general words. The status is the
 // error code's (errors.ts): 400, 403, 404, 409, 429; anything unexpected is 500 and says only that.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode } from '../../errors.js';
-import { mapError } from '../error-handler.js';
+import { AppError, type ErrorCode } from '../../../errors.js';
+import { mapError } from '../../error-handler.js';
 
 export interface Problem {
   status: number;
