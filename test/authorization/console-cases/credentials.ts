@@ -30,7 +30,7 @@ export const CREDENTIAL_CASES: PageCase[] = [
     route: 'POST /console/credentials/new',
     row: 'createClient',
     prepare: async (w) => ({ name: w.unique('made') }),
-    request: (w, s) => ({ path: '/console/credentials/new', form: { tenant: w.C1, name: s.name, [`role_${ROLE_IDS.Auditor}`]: ROLE_IDS.Auditor } }),
+    request: (w, s) => ({ path: '/console/credentials/new', form: { tenant: w.C1, name: s.name, [`role_${ROLE_IDS.Analyst}`]: ROLE_IDS.Analyst } }),
     effect: async (w, s, res) => {
       assert.match(res.text, /id="client_secret"/);
       const made = await w.gql('query($t: [ID]) { clients(tenantIDs: $t) { name } }', { t: [w.C1] }, { tenant: w.C1 });

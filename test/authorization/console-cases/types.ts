@@ -32,6 +32,9 @@ export interface PageCase {
   request(w: PageWorld, s: State): { path: string; form?: Record<string, string> };
   /** when allowed: the page shows what it is for (GET), or the change took effect (POST; read back) */
   effect(w: PageWorld, s: State, res: Response): Promise<void>;
+  /** C1's support access during the request, when the row needs a particular one (as the
+   *  GraphQL matrix's supportC1); else on for the Support columns that consent to it */
+  supportC1?(actor: string): boolean;
   /** a list page: whether the target was left out (the row's NOT_FOUND for a list) */
   hidden?(w: PageWorld, s: State, res: Response): boolean;
 }
