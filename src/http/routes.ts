@@ -26,7 +26,8 @@ import { copyScript, stylesheet } from './pages/assets.js';
 import { credentialPages } from './pages/console/credentials.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
-import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
+import { auditPages } from './pages/console/audit.js';
+import { AUDIT_PATH, CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, FORCE_ROTATE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -193,8 +194,12 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(NEW_PATH, credentials.create);
       scope.get(ROTATE_PATH, credentials.rotateForm); // /console/credentials/rotate
       scope.post(ROTATE_PATH, credentials.rotate);
+      scope.get(FORCE_ROTATE_PATH, credentials.forceRotateForm); // /console/credentials/force-rotate
+      scope.post(FORCE_ROTATE_PATH, credentials.forceRotate);
       scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
       scope.post(DELETE_PATH, credentials.delete);
+      // a tenant's audit trail (pages/console/audit.ts)
+      scope.get(AUDIT_PATH, auditPages(c).trail); // /console/audit
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

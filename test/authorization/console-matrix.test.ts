@@ -14,12 +14,13 @@ import { transportEngines } from '../helpers/engines.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
 import { WRITTEN_TABLES } from '../helpers/seed.js';
 import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
+import { AUDIT_CASES } from './console-cases/audit.js';
 import { CREDENTIAL_CASES } from './console-cases/credentials.js';
 import type { PageCase, PageWorld, State } from './console-cases/types.js';
 import { ACTORS, parseTable, type ActorName, type Outcome } from './matrix-table.js';
 
 const EXPECTED = parseTable();
-const CASES: PageCase[] = [...CREDENTIAL_CASES];
+const CASES: PageCase[] = [...CREDENTIAL_CASES, ...AUDIT_CASES];
 const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
 
 /** The people of the columns (a client's `self` column has no page counterpart): home tenant and role. */

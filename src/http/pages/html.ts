@@ -117,6 +117,17 @@ thead th { color: var(--muted); font-size: .85rem; white-space: nowrap; border-b
 td code { font-size: .9rem; }
 .row-actions { white-space: nowrap; }
 .row-actions a + a { margin-left: 1rem; }
+.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0 1.25rem; margin-bottom: 1rem; }
+.filters label { margin-top: .75rem; }
+.filters .actions { grid-column: 1 / -1; margin-top: 1rem; }
+.filters .hint { margin: .25rem 0 0; }
+input[type=datetime-local] { width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+.details { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 .75rem; margin: 0; font-size: .85rem; }
+.details dt { color: var(--muted); }
+.details dd { margin: 0; overflow-wrap: anywhere; }
+.outcome-failure, .outcome-refused { color: var(--bad); font-weight: 600; font-size: .85rem; }
+.secrets { list-style: none; margin: 0; padding: 0; }
+.secrets li + li { margin-top: .25rem; }
 a.button { display: inline-block; padding: .6rem 1.1rem; font-weight: 600; color: #fff; background: var(--accent); border-radius: 6px; text-decoration: none; }
 .actions { display: flex; flex-wrap: wrap; align-items: center; gap: 1.5rem; margin-top: 1.5rem; }
 .actions button { margin: 0; }

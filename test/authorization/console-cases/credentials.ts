@@ -58,6 +58,25 @@ export const CREDENTIAL_CASES: PageCase[] = [
     },
   },
   {
+    route: 'GET /console/credentials/force-rotate',
+    row: 'forceRotateClientSecret',
+    prepare: victim,
+    request: (w, s) => ({ path: `/console/credentials/force-rotate?tenant=${w.C1}&client=${s.victim.clientId}` }),
+    effect: async (_w, _s, res) => assert.match(res.text, /action="\/console\/credentials\/force-rotate"/),
+  },
+  {
+    route: 'POST /console/credentials/force-rotate',
+    row: 'forceRotateClientSecret',
+    prepare: victim,
+    request: (w, s) => ({ path: '/console/credentials/force-rotate', form: { tenant: w.C1, client: s.victim.clientId } }),
+    effect: async (w, s, res) => {
+      const secret = /id="client_secret"[^>]*value="([^"]+)"/.exec(res.text)?.[1];
+      assert.ok(secret, 'the new secret is shown');
+      assert.equal((await w.t.tokenResponse(s.victim.clientId, s.victim.secret)).status, 401, 'the old secret stopped at once');
+      assert.equal((await w.t.tokenResponse(s.victim.clientId, secret)).status, 200, 'the new one works');
+    },
+  },
+  {
     route: 'GET /console/credentials/delete',
     row: 'deleteClient',
     prepare: victim,

@@ -6,7 +6,7 @@ import type { Session } from '../../../sessions/model.js';
 import { html } from '../html.js';
 import { csrfField } from '../page-kit.js';
 import { alert, pager, type View, when } from './layout.js';
-import { clientPath, DELETE_PATH, listPath, NEW_PATH, ROTATE_PATH } from './paths.js';
+import { clientPath, DELETE_PATH, FORCE_ROTATE_PATH, listPath, NEW_PATH, ROTATE_PATH } from './paths.js';
 import type { Problem } from './problems.js';
 
 /** Form fields of the role checkboxes: `role_<role id>` (the form parser keeps one value per name). */
@@ -15,7 +15,16 @@ export const ROLE_FIELD_PREFIX = 'role_';
 export interface ListRights {
   create: boolean;
   rotate: boolean;
+  forceRotate: boolean;
   delete: boolean;
+}
+
+/** A client's live secrets: each by its hint, with when it was last used and, in its grace period, when it stops. */
+function secretsOf(c: Client) {
+  return html`<ul class="secrets">${c.secrets.map(
+    (s) =>
+      html`<li><code>${s.hint}</code> <span class="hint">last used ${when(s.lastUsedAt)}${s.expiresAt ? html`, stops ${when(s.expiresAt)}` : ''}</span></li>`,
+  )}</ul>`;
 }
 
 export function credentialList(o: {
@@ -28,7 +37,7 @@ export function credentialList(o: {
   notice: string | undefined;
 }): View {
   const { tenant, clients, rights } = o;
-  const actions = rights.rotate || rights.delete;
+  const actions = rights.rotate || rights.forceRotate || rights.delete;
   const intro = rights.create
     ? html`<p><a class="button" href="${`${NEW_PATH}?tenant=${tenant.id}`}">Create a credential</a></p>`
     : html`<p class="hint">Your roles in this tenant let you see its credentials, not change them.</p>`;
@@ -39,11 +48,16 @@ export function credentialList(o: {
 <td data-label="Roles">${o.roleNames(c).join(', ')}</td>
 <td data-label="Created">${when(c.createdAt)}</td>
 <td data-label="Last used">${when(c.lastUsedAt)}</td>
+<td data-label="Secrets">${secretsOf(c)}</td>
 ${
   actions
     ? html`<td class="row-actions">${
         rights.rotate
           ? html`<a href="${clientPath(ROTATE_PATH, tenant.id, c.clientId)}">Rotate secret<span class="visually-hidden"> of ${c.name}</span></a>`
+          : ''
+      }${
+        rights.forceRotate
+          ? html`<a href="${clientPath(FORCE_ROTATE_PATH, tenant.id, c.clientId)}">Force rotation<span class="visually-hidden"> of ${c.name}</span></a>`
           : ''
       }${rights.delete ? html`<a href="${clientPath(DELETE_PATH, tenant.id, c.clientId)}">Delete<span class="visually-hidden"> ${c.name}</span></a>` : ''}</td>`
     : ''
@@ -61,7 +75,7 @@ ${
     ? html`<p>This tenant has no API clients.</p>`
     : html`<div class="scroll"><table class="stack">
 <caption>API clients</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th>${
+<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Secrets</th>${
         actions ? html`<th scope="col">Actions</th>` : ''
       }</tr></thead>
 <tbody>
@@ -107,6 +121,8 @@ export function secretShown(o: {
   heading: string;
   /** a new secret of an existing client (else a new client): the page says what became of the old one */
   rotated: boolean;
+  /** a forced rotation: every earlier secret and its tokens ended at once */
+  forced?: boolean;
   oldSecretUntil?: Date | undefined;
 }): View {
   const copyable = (id: string, label: string, value: string, what: string) => html`<label for="${id}">${label}</label>
@@ -121,9 +137,11 @@ ${copyable('client_secret', 'Client secret', o.secret, 'secret')}
 ${
   !o.rotated
     ? ''
-    : o.oldSecretUntil
-      ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>\n`
-      : html`<p>The previous secret no longer obtains tokens.</p>\n`
+    : o.forced
+      ? html`<p>Every earlier secret of this client stopped working, and every token obtained with one is refused from now on.</p>\n`
+      : o.oldSecretUntil
+        ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>\n`
+        : html`<p>The previous secret no longer obtains tokens.</p>\n`
 }<p><a href="${listPath(o.tenant.id)}">I have stored it: back to the credentials</a></p>`,
   };
 }
@@ -172,6 +190,24 @@ export function deleteConfirmation(o: { session: Session; tenant: { id: string; 
 </dl>
 <form method="post" action="${DELETE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
 <div class="actions"><button type="submit" class="danger">Delete client</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
+</form>`,
+  };
+}
+
+/** Forced rotation: for a secret that may have leaked. No current secret is needed, and nothing
+ *  of the old ones survives (no grace period). */
+export function forceRotateConfirmation(o: { session: Session; tenant: { id: string; name: string }; client: Client }): View {
+  return {
+    title: `Force a new secret for ${o.client.name}?`,
+    body: html`<p>Use this when a secret of this client may have leaked. <strong>Every secret it has stops working at once</strong>, and every token obtained with one is refused from now on; the new secret is shown once, on the next page. Whatever uses the client fails until it has the new secret.</p>
+<dl class="facts">
+<dt>Client ID</dt><dd><code>${o.client.clientId}</code></dd>
+<dt>Secrets now</dt><dd>${secretsOf(o.client)}</dd>
+<dt>Last used</dt><dd>${when(o.client.lastUsedAt)}</dd>
+</dl>
+<p class="hint">If the client's current secret is at hand and nothing leaked, <a href="${clientPath(ROTATE_PATH, o.tenant.id, o.client.clientId)}">rotate it</a> instead: the old secret can then keep working for a while.</p>
+<form method="post" action="${FORCE_ROTATE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
+<div class="actions"><button type="submit" class="danger">Stop every secret and make a new one</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
 </form>`,
   };
 }

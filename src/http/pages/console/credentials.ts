@@ -11,9 +11,18 @@ import { assertCan, can } from '../../../access/policy.js';
 import { heldRoleNames } from '../../../access/scope.js';
 import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../../access/roles.js';
 import type { Client } from '../../../credentials/model.js';
+import { assertMayTakeOver } from '../../../credentials/takeover.js';
 import { badInput, notFound } from '../../../errors.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
-import { createForm, credentialList, deleteConfirmation, ROLE_FIELD_PREFIX, rotateForm, secretShown } from './credentials-views.js';
+import {
+  createForm,
+  credentialList,
+  deleteConfirmation,
+  forceRotateConfirmation,
+  ROLE_FIELD_PREFIX,
+  rotateForm,
+  secretShown,
+} from './credentials-views.js';
 import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, listPath } from './paths.js';
 
@@ -58,6 +67,7 @@ export function credentialPages(c: ConsoleKit) {
         rights: {
           create: can(t.principal, t.caller.tenant, 'clients.create', t.now),
           rotate: can(t.principal, t.caller.tenant, 'clients.rotate', t.now),
+          forceRotate: can(t.principal, t.caller.tenant, 'clients.forceRotate', t.now),
           delete: can(t.principal, t.caller.tenant, 'clients.delete', t.now),
         },
         roleNames: (c) => roleNames(c, t.now),
@@ -135,6 +145,36 @@ export function credentialPages(c: ConsoleKit) {
         const client = await clientOf(t, form.client);
         return c.show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem, grace }), { who, in: t, section });
       }
+    },
+
+    /** GET /console/credentials/force-rotate?tenant=…&client=… */
+    async forceRotateForm(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const t = await c.inTenant(req, who, queryOf(req).tenant);
+      assertCan(t.principal, t.caller.tenant, 'clients.forceRotate', t.now);
+      const client = await clientOf(t, queryOf(req).client);
+      // the form is not offered to whom the rotation would refuse the new secret
+      assertMayTakeOver(t.caller, client, t.now);
+      return c.show(reply, 200, forceRotateConfirmation({ session: t.session, tenant: t.tenant, client }), { who, in: t, section });
+    },
+
+    /** POST /console/credentials/force-rotate */
+    async forceRotate(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const rotated = await services.credentials.forceRotateClientSecret(t.caller, { id: text(form.client) ?? '' });
+      const view = secretShown({
+        tenant: t.tenant,
+        client: rotated.client,
+        secret: rotated.clientSecret,
+        heading: 'New secret',
+        rotated: true,
+        forced: true,
+      });
+      return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
     },
 
     /** GET /console/credentials/delete?tenant=…&client=… */

@@ -9,6 +9,10 @@ export const CREDENTIALS_PATH = '/console/credentials';
 export const NEW_PATH = '/console/credentials/new';
 export const ROTATE_PATH = '/console/credentials/rotate';
 export const DELETE_PATH = '/console/credentials/delete';
+export const FORCE_ROTATE_PATH = '/console/credentials/force-rotate';
+
+// the audit trail (audit.ts)
+export const AUDIT_PATH = '/console/audit';
 
 /** A query string of the given values (those undefined, empty or false left out), with its `?`. */
 export function query(values: Record<string, string | number | boolean | undefined | null | readonly string[]>): string {
@@ -39,4 +43,7 @@ export interface SectionRule {
 }
 
 /** The sections, in the order of the tabs. */
-export const SECTIONS: readonly SectionRule[] = [{ id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' }];
+export const SECTIONS: readonly SectionRule[] = [
+  { id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' },
+  { id: 'audit', label: 'Audit trail', path: AUDIT_PATH, permission: 'audit.read' },
+];

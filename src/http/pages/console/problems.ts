@@ -124,6 +124,14 @@ const RULES: readonly Rule[] = [
     }),
   },
   {
+    code: 'FORBIDDEN',
+    message: /^This client holds roles you could not give it \((.+)\)/,
+    words: ({ groups: [roles] }) => ({
+      message: `This client holds roles you could not give it yourself (${roles}), so its new secret cannot go to you.`,
+      advice: 'Delete the client instead, which stops its secrets too, or ask an Administrator of the tenant to force the rotation.',
+    }),
+  },
+  {
     code: 'NOT_FOUND',
     message: /^Client not found$/,
     words: ({ context }) => ({
