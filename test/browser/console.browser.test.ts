@@ -122,7 +122,9 @@ for (const engine of transportEngines()) {
       const row = page.getByRole('row', { name: /Warehouse sync/ });
       await row.waitFor();
       assert.match(await row.innerText(), new RegExp(`${clientId}\\s+Analyst, Auditor\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+never`));
-      assert.equal(await page.getByText('gatehouse_cs_').count(), 0, 'not shown again');
+      // the list names the secret by its hint only (prefix and last four characters), never whole
+      assert.equal(await page.getByText(secret).count(), 0, 'not shown again');
+      assert.equal(await page.getByText(`gatehouse_cs_…${secret.slice(-4)}`).count(), 1, 'named by its hint');
       await shot(page, '5-list');
     });
 
@@ -224,7 +226,7 @@ for (const engine of transportEngines()) {
       );
       assert.deepEqual(
         cells.map((c) => c.label),
-        ['"Client ID: "', '"Roles: "', '"Created: "', '"Last used: "'],
+        ['"Client ID: "', '"Roles: "', '"Created: "', '"Last used: "', '"Secrets: "'],
         'each value after its label',
       );
       assert.equal(new Set(cells.map((c) => c.x)).size, 1, 'one under the other');

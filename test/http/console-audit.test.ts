@@ -1,4 +1,4 @@
-// The console's audit trail page and forced rotation (docs/console.md): the trail of a tenant and
+// The console's audit trail page and forced rotation : the trail of a tenant and
 // those below it with the auditEvents filters and cursor pages, shown to Administrators only; a
 // forced rotation stops every old secret at once and shows the new one once; the list shows each
 // live secret with its last use.

@@ -137,7 +137,7 @@ for (const engine of transportEngines()) {
       res = await admin.get(`/console/credentials?tenant=${child}`);
       assert.match(
         res.text,
-        new RegExp(`<td data-label="Last used"><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td class="row-actions">`),
+        new RegExp(`<td data-label="Last used"><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td data-label="Secrets">`),
       );
     });
 
@@ -181,7 +181,9 @@ for (const engine of transportEngines()) {
           `<th scope="row">Ingest pipeline</th>\\s*<td data-label="Client ID"><code>${clientId}</code></td>\\s*<td data-label="Roles">Administrator, Auditor</td>`,
         ),
       );
-      assert.doesNotMatch(list.text, /gatehouse_cs_/, 'never shown again');
+      assert.ok(!list.text.includes(secret), 'never shown again');
+      assert.ok(list.text.includes(`gatehouse_cs_…${secret.slice(-4)}`), 'named by its hint only');
+      assert.doesNotMatch(list.text, /gatehouse_cs_[0-9A-Za-z]{5}/, 'no more of any secret than its hint');
       const states = await sql<{ state: unknown }>`select state from sessions`.execute(t.db.kysely);
       assert.doesNotMatch(JSON.stringify(states.rows), /gatehouse_cs_/, 'no secret in any session');
 
