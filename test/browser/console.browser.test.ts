@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { assertAccessible } from '../helpers/axe.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -57,7 +58,12 @@ for (const engine of transportEngines()) {
       p.on('pageerror', (err) => problems.push(err.message));
       return p;
     }
-    const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+    /** A screenshot for a person to look at, and axe-core's check of the page as drawn (it runs
+     *  as a script in the page: not where scripts are off, whose page was checked with them on). */
+    const shot = async (p: Page, name: string, opts: { scripts: boolean } = { scripts: true }) => {
+      await p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+      if (opts.scripts) await assertAccessible(p, name);
+    };
     const tokenStatus = async (id: string, s: string) =>
       (
         await fetch(`${base}/auth/api/v2/auth/token`, {
@@ -141,7 +147,7 @@ for (const engine of transportEngines()) {
       const field = p.getByLabel('Client secret');
       await field.selectText();
       assert.match(await field.inputValue(), /^gatehouse_cs_/);
-      await shot(p, '4b-secret-no-script');
+      await shot(p, '4b-secret-no-script', { scripts: false });
       await plain.close();
     });
 
@@ -195,6 +201,22 @@ for (const engine of transportEngines()) {
       await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
     });
 
+    it('the audit trail: reached by its tab, filtered by action, with the keyboard', async () => {
+      await page.goto(`${base}/console`);
+      await page.getByRole('link', { name: 'Acme Retail' }).click();
+      await page.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'Audit trail' }).click();
+      await page.getByRole('heading', { name: 'Audit trail of Acme Retail' }).waitFor();
+      await page.getByLabel('Action').focus();
+      await page.keyboard.type('client.deleted');
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Audit trail of Acme Retail' }).waitFor();
+      const actions = await page.locator('tbody th[data-label="Action"]').allInnerTexts();
+      assert.ok(actions.length >= 1, 'the deletion made above is listed');
+      for (const a of actions) assert.equal(a.trim(), 'client.deleted');
+      assert.equal(await page.getByLabel('Action').inputValue(), 'client.deleted', 'the filter stays in its field');
+      await shot(page, '11-audit');
+    });
+
     it('on a phone: nothing wider than the screen, each client stacked with its actions in view', async () => {
       const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
       await phone.addCookies(await context.cookies());
@@ -235,6 +257,10 @@ for (const engine of transportEngines()) {
       await p.getByRole('heading', { name: 'Delete client Phone client?' }).waitFor();
       assert.ok(await fits(), 'the confirmation, client id included');
       await shot(p, 'phone-4-confirm-delete');
+      await p.getByRole('link', { name: 'Audit trail' }).click();
+      await p.getByRole('heading', { name: /^Audit trail of/ }).waitFor();
+      assert.ok(await fits(), 'the audit trail');
+      await shot(p, 'phone-5-audit');
       await p.goto(`${base}/console/credentials?tenant=987654321`);
       await p.getByRole('heading', { name: 'Tenant not found' }).waitFor();
       assert.ok(await fits(), 'the refusal');
