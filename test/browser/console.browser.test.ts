@@ -89,6 +89,9 @@ for (const engine of transportEngines()) {
       );
       await shot(page, '1-tenants');
       await page.getByRole('link', { name: 'Acme Retail' }).click();
+      // a tenant's home is its overview; the credentials are its second tab
+      await page.getByRole('heading', { name: 'Acme Retail' }).waitFor();
+      await page.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await page.getByRole('heading', { name: 'API credentials of Acme Retail' }).waitFor();
       await page.getByText('This tenant has no API clients.').waitFor();
       await shot(page, '2-empty-list');
