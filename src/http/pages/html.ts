@@ -154,4 +154,13 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.stack .row-actions { padding-top: .35rem; }
 }
+.actions-list { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; list-style: none; padding: 0; }
+.search-form .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
+.search-form .grid > div { min-width: 0; }
+.inline-form { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin-bottom: .35rem; }
+.inline-form input[type=text] { width: 10rem; min-width: 0; }
+.inline-form label { margin: 0; }
+input[type=datetime-local], input[type=number] { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+textarea { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 `;
