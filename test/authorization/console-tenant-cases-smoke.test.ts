@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { type PageClient, signedInUser } from '../helpers/pages.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 import { TENANT_CASES } from './console-cases/tenants.js';
@@ -47,7 +47,7 @@ describe('tenant page cases, as the root Administrator', () => {
     it(`${c.route} (${c.row})`, async () => {
       const s = (await c.prepare?.(w)) ?? {};
       const { path, form } = c.request(w, s);
-      let res;
+      let res: Response;
       if (form) {
         const page = await root.get('/console');
         res = await root.post(path, { _csrf: root.csrf(page), ...form });
