@@ -163,4 +163,9 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 input[type=datetime-local], input[type=number] { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
 textarea { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
+@media (max-width: 32rem) {
+  .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  .tenant-facts dd { margin-bottom: .6rem; }
+}
 `;

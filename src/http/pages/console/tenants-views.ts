@@ -140,7 +140,7 @@ export function overview(o: {
     }.</p>
 <nav aria-label="Actions on this tenant"><ul class="actions-list">${actions}</ul></nav>
 <h2>Facts</h2>
-<dl class="facts">
+<dl class="facts tenant-facts">
 <dt>State</dt><dd>${stateOf(t)}</dd>
 <dt>Expiry</dt><dd>${expiryOf(t, o.disablesAt, o.now)}</dd>
 <dt>Support access</dt><dd>${supportOf(t, o.supportActive)}</dd>
@@ -191,6 +191,9 @@ export const SEARCH_FIELDS = [
   'per_page',
   'mode',
 ] as const;
+/** the fields behind "More filters" (open when one is given other than its default) */
+const MORE_FIELDS = SEARCH_FIELDS.filter((f) => !['name', 'env', 'env_state', 'kind'].includes(f));
+const DEFAULTS: SearchValues = { order_by: 'Id', order_dir: 'asc', mode: 'page' };
 export type SearchValues = Partial<Record<(typeof SEARCH_FIELDS)[number], string>>;
 
 const option = (value: string, label: string, chosen: string | undefined) =>
@@ -219,13 +222,12 @@ export function searchPage(o: {
   const v = o.values;
   const r = o.result;
   return {
-    title: `Search tenants below ${o.tenant.name}`,
+    title: `Search ${o.tenant.name} and the tenants below it`,
     body: html`${alert(o.problem)}
 <form class="search-form" method="get" action="${TENANTS_PATH}" role="search" aria-label="Tenants">
 <input type="hidden" name="tenant" value="${o.tenant.id}">
 <div class="grid">
 ${field('name', 'Name or id', v, 'text', '% is a wildcard; without it the whole name must match.')}
-${field('ids', 'Only these ids', v, 'text', 'Separate ids with spaces or commas.')}
 ${select(
   'env',
   'Environment',
@@ -248,8 +250,6 @@ ${select(
   v,
   'Without an environment: active or not active.',
 )}
-${field('label', 'Label name', v, 'text')}
-${field('subscription', 'Subscription name', v, 'text')}
 ${select(
   'kind',
   'Kind',
@@ -260,6 +260,12 @@ ${select(
   ],
   v,
 )}
+</div>
+<details${MORE_FIELDS.some((f) => v[f] !== undefined && v[f] !== DEFAULTS[f]) ? html` open` : ''}><summary>More filters, order and pages</summary>
+<div class="grid">
+${field('ids', 'Only these ids', v, 'text', 'Separate ids with spaces or commas.')}
+${field('label', 'Label name', v, 'text')}
+${field('subscription', 'Subscription name', v, 'text')}
 ${field('parent', 'Directly under tenant id', v, 'text')}
 ${select(
   'support',
@@ -306,6 +312,7 @@ ${select(
   { ...v, mode: v.mode ?? 'page' },
 )}
 </div>
+</details>
 <div class="actions"><button type="submit">Search</button><a href="${tenantPage(TENANTS_PATH, o.tenant.id)}">Clear the filters</a></div>
 </form>
 ${
