@@ -200,6 +200,11 @@ describe('console tenant pages', () => {
     assert.match(res.text, /Tick one or more environments/);
     assert.match(res.text, /value="Nowhere"/);
     assert.equal((await read(partner)).partnership.child_tenants.length, before);
+    // an empty name: the form again, saying what to do
+    res = await submit(admin, `/console/tenant/new?tenant=${partner}`, '/console/tenant/new', { tenant: partner, name: '  ', env_echo: 'yes' });
+    assert.equal(res.status, 400);
+    assert.match(res.text, /role="alert"><p>The name [^<]+\.<\/p><p>Enter a name that says what it is for/);
+    assert.equal((await read(partner)).partnership.child_tenants.length, before);
     // under a tenant that is not a partner: refused in clear words
     res = await admin.get(`/console/tenant/new?tenant=${child}`);
     assert.equal(res.status, 400);

@@ -84,7 +84,7 @@ const RULES: readonly Rule[] = [
     message: /^name (.+)$/,
     words: ({ groups: [problem] }) => ({
       message: `The name ${problem}.`,
-      advice: 'Enter a name that says what uses the credential, then send the form again.',
+      advice: 'Enter a name that says what it is for, then send the form again.',
     }),
   },
   {
