@@ -206,6 +206,7 @@ for (const engine of transportEngines()) {
       assert.ok(await fits(), 'the tenants');
       await shot(p, 'phone-1-tenants');
       await p.getByRole('link', { name: 'Acme Retail' }).click();
+      await p.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await p.getByRole('link', { name: 'Create a credential' }).click();
       await p.getByLabel('Name').fill('Phone client');
       await p.getByRole('button', { name: 'Create credential' }).click();
