@@ -27,7 +27,25 @@ import { credentialPages } from './pages/console/credentials.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
 import { auditPages } from './pages/console/audit.js';
-import { AUDIT_PATH, CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, FORCE_ROTATE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
+import {
+  AUDIT_PATH,
+  CONSOLE_PATH,
+  CREDENTIALS_PATH,
+  DELETE_PATH,
+  FORCE_ROTATE_PATH,
+  NEW_PATH,
+  ROTATE_PATH,
+  TENANT_EDIT_PATH,
+  TENANT_LABELS_PATH,
+  TENANT_NEW_PATH,
+  TENANT_OFFERINGS_PATH,
+  TENANT_PATH,
+  TENANT_SUBSCRIPTIONS_PATH,
+  TENANT_SUPPORT_PATH,
+  TENANTS_PATH,
+} from './pages/console/paths.js';
+import { tenantForms } from './pages/console/tenant-forms.js';
+import { tenantPages } from './pages/console/tenants.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -198,6 +216,23 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(FORCE_ROTATE_PATH, credentials.forceRotate);
       scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
       scope.post(DELETE_PATH, credentials.delete);
+      // tenants: the overview, the search, and the forms that change them (pages/console/tenants.ts, tenant-forms.ts)
+      const tenants = tenantPages(c);
+      const tenantForm = tenantForms(c);
+      scope.get(TENANT_PATH, tenants.overview); // /console/tenant
+      scope.get(TENANTS_PATH, tenants.search); // /console/tenants
+      scope.get(TENANT_NEW_PATH, tenantForm.newForm); // /console/tenant/new
+      scope.post(TENANT_NEW_PATH, tenantForm.create);
+      scope.get(TENANT_EDIT_PATH, tenantForm.editForm); // /console/tenant/edit
+      scope.post(TENANT_EDIT_PATH, tenantForm.update);
+      scope.get(TENANT_SUPPORT_PATH, tenantForm.supportForm); // /console/tenant/support
+      scope.post(TENANT_SUPPORT_PATH, tenantForm.support);
+      scope.get(TENANT_LABELS_PATH, tenantForm.labels); // /console/tenant/labels
+      scope.post(TENANT_LABELS_PATH, tenantForm.label);
+      scope.get(TENANT_SUBSCRIPTIONS_PATH, tenantForm.subscriptions); // /console/tenant/subscriptions
+      scope.post(TENANT_SUBSCRIPTIONS_PATH, tenantForm.assign);
+      scope.get(TENANT_OFFERINGS_PATH, tenantForm.offerings); // /console/tenant/offerings
+      scope.post(TENANT_OFFERINGS_PATH, tenantForm.offer);
       // a tenant's audit trail (pages/console/audit.ts)
       scope.get(AUDIT_PATH, auditPages(c).trail); // /console/audit
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);

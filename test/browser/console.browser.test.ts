@@ -95,6 +95,9 @@ for (const engine of transportEngines()) {
       );
       await shot(page, '1-tenants');
       await page.getByRole('link', { name: 'Acme Retail' }).click();
+      // a tenant's home is its overview; the credentials are its second tab
+      await page.getByRole('heading', { name: 'Acme Retail' }).waitFor();
+      await page.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await page.getByRole('heading', { name: 'API credentials of Acme Retail' }).waitFor();
       await page.getByText('This tenant has no API clients.').waitFor();
       await shot(page, '2-empty-list');
@@ -227,6 +230,7 @@ for (const engine of transportEngines()) {
       assert.ok(await fits(), 'the tenants');
       await shot(p, 'phone-1-tenants');
       await p.getByRole('link', { name: 'Acme Retail' }).click();
+      await p.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await p.getByRole('link', { name: 'Create a credential' }).click();
       await p.getByLabel('Name').fill('Phone client');
       await p.getByRole('button', { name: 'Create credential' }).click();

@@ -90,12 +90,9 @@ for (const engine of transportEngines()) {
       assert.match(res.text, /<form class="account" method="post" action="\/logout"><input type="hidden" name="_csrf"/);
       assert.match(
         res.text,
-        new RegExp(`<a href="/console/credentials\\?tenant=${partner}">Acme Partners</a></th><td>${partner}</td><td>Administrator</td>`),
+        new RegExp(`<a href="/console/tenant\\?tenant=${partner}">Acme Partners</a></th><td>${partner}</td><td>Administrator</td>`),
       );
-      assert.match(
-        res.text,
-        new RegExp(`<a href="/console/credentials\\?tenant=${child}">Acme Child</a></th><td>${child}</td><td>Administrator</td>`),
-      );
+      assert.match(res.text, new RegExp(`<a href="/console/tenant\\?tenant=${child}">Acme Child</a></th><td>${child}</td><td>Administrator</td>`));
       assert.doesNotMatch(res.text, /Elsewhere Ltd/);
       assert.doesNotMatch(res.text, /tenant=1"/, 'not the root tenant');
 
@@ -435,7 +432,7 @@ for (const engine of transportEngines()) {
       assert.equal(again.status, 404);
       assert.match(again.text, /<h1>Client not found<\/h1>/);
       assert.match(again.text, /role="alert">No client with this id exists in Deletion\./);
-      assert.match(again.text, new RegExp(`<li><a href="/console/credentials\\?tenant=${tenant}">Deletion</a></li>`), 'the header names the tenant');
+      assert.match(again.text, new RegExp(`<li><a href="/console/tenant\\?tenant=${tenant}">Deletion</a></li>`), 'the header names the tenant');
       assert.equal((await admin.get(`/console/credentials/rotate?tenant=${tenant}&client=${clientId}`)).status, 404);
     });
 

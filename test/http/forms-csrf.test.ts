@@ -13,6 +13,7 @@ import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
 import { makeCertificate } from '../helpers/openssl.js';
 import { createClient } from '../helpers/seed.js';
+import { createTenant, tq } from '../helpers/tenants.js';
 
 const PAGE_PATHS = /^\/(login|logout|device|console|sso)(\/|$)/;
 /** POST routes under those paths that are not forms of ours: the SAML ACS takes the IdP's signed
@@ -93,6 +94,26 @@ for (const engine of transportEngines()) {
       let pending = '';
       let countBefore = 0;
       let rotating: { clientId: string; secret: string } | undefined;
+      // the tenant pages' forms: a tenant under the vendor tenant, read back through the tenant interface
+      let target = '';
+      let made = '';
+      const tenant = async (id: string) =>
+        (
+          await tq(
+            t,
+            await t.rootToken(),
+            'query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids}) { results { name support_enabled labels { id } partnership { subscriptions { id } } } } }',
+            { ids: [id] },
+          )
+        ).body.data.tenants.results[0];
+      const named = async (name: string) =>
+        (await tq(t, await t.rootToken(), 'query($n: String) { tenants(tenantsQuery: {name: $n}) { count } }', { n: name })).body.data.tenants.count;
+      const servicesOf1 = async () =>
+        (await tq(t, await t.rootToken(), '{ services(partner_tenant_id: "1") { name } }')).body.data.services.map((x: { name: string }) => x.name);
+      const tenantForm = async (path: string, fields: (id: string) => Record<string, string>) => {
+        target = await createTenant(t, '1', { name: `forms-tenant-${Date.now()}` });
+        return { client: admin.client, page: await admin.client.get(`${path}?tenant=${target}`), fields: { tenant: target, ...fields(target) } };
+      };
       return {
         '/login': {
           prepare: async () => {
@@ -187,6 +208,64 @@ for (const engine of transportEngines()) {
             return { client: admin.client, page, fields: { tenant: '1', client: c.clientId } };
           },
           unchanged: async () => assert.equal(await clientCount(), countBefore),
+          acts: 303,
+        },
+        '/console/tenant/new': {
+          prepare: async () => {
+            made = `forms-new-${Date.now()}`;
+            return {
+              client: admin.client,
+              page: await admin.client.get('/console/tenant/new?tenant=1'),
+              fields: { tenant: '1', name: made, env_echo: 'yes' },
+            };
+          },
+          unchanged: async () => assert.equal(await named(made), 0),
+          acts: 303,
+        },
+        '/console/tenant/edit': {
+          prepare: () => tenantForm('/console/tenant/edit', () => ({ part: 'profile', name: 'forms-renamed' })),
+          unchanged: async () => assert.notEqual((await tenant(target)).name, 'forms-renamed'),
+          acts: 303,
+        },
+        '/console/tenant/support': {
+          prepare: () => tenantForm('/console/tenant/support', () => ({ action: 'enable', reason: 'forms' })),
+          unchanged: async () => assert.equal((await tenant(target)).support_enabled, false),
+          acts: 303,
+        },
+        '/console/tenant/labels': {
+          prepare: () => tenantForm('/console/tenant/labels', () => ({ action: 'create', name: 'forms-label', owner: '1' })),
+          unchanged: async () => assert.deepEqual((await tenant(target)).labels, []),
+          acts: 303,
+        },
+        '/console/tenant/subscriptions': {
+          prepare: async () => {
+            const service = await tq(t, await t.rootToken(), 'mutation($s: InputService!) { createService(service_input: $s) { id } }', {
+              s: { name: `forms-service-${Date.now()}`, owner_tenant_id: '1' },
+            });
+            const sub = await tq(
+              t,
+              await t.rootToken(),
+              'mutation($s: InputPartnerSubscription!) { createPartnerSubscription(subscription_input: $s) { id } }',
+              {
+                s: { service_id: service.body.data.createService.id, name: `forms-sub-${Date.now()}`, partner_tenant_id: '1' },
+              },
+            );
+            const id = sub.body.data.createPartnerSubscription.id as string;
+            return tenantForm('/console/tenant/subscriptions', () => ({ action: 'assign', subscription: id }));
+          },
+          unchanged: async () => assert.deepEqual((await tenant(target)).partnership.subscriptions, []),
+          acts: 303,
+        },
+        '/console/tenant/offerings': {
+          prepare: async () => {
+            made = `forms-offer-${Date.now()}`;
+            return {
+              client: admin.client,
+              page: await admin.client.get('/console/tenant/offerings?tenant=1'),
+              fields: { tenant: '1', action: 'service', service_name: made },
+            };
+          },
+          unchanged: async () => assert.ok(!(await servicesOf1()).includes(made)),
           acts: 303,
         },
         '/sso/saml/:id/login': {

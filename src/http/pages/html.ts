@@ -165,4 +165,18 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.stack .row-actions { padding-top: .35rem; }
 }
+.actions-list { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; list-style: none; padding: 0; }
+.search-form .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
+.search-form .grid > div { min-width: 0; }
+.inline-form { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin-bottom: .35rem; }
+.inline-form input[type=text] { width: 10rem; min-width: 0; }
+.inline-form label { margin: 0; }
+input[type=datetime-local], input[type=number] { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+textarea { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
+@media (max-width: 32rem) {
+  .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  .tenant-facts dd { margin-bottom: .6rem; }
+}
 `;

@@ -31,6 +31,8 @@ export interface InTenant extends Viewer {
   caller: Caller;
   tenant: Tenant;
   now: Date;
+  /** the tenants above it the viewer may see, the top first (the header's breadcrumbs) */
+  ancestors: Tenant[];
 }
 
 /** What a console request is known to be for, as far as it got. */
@@ -40,6 +42,12 @@ interface Known {
   /** once the tenant it acts in is known to be one the viewer may act in */
   caller?: Caller;
 }
+
+/** A tenant the viewer does not see: left out (any other failure is one). */
+const unseen = (err: unknown): undefined => {
+  if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+  throw err;
+};
 
 export const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const queryOf = (req: FastifyRequest) => req.query as Record<string, unknown>;
@@ -75,7 +83,9 @@ export function consoleKit(kit: PageKit) {
     view: View,
     where: { who: Viewer; in?: InTenant | undefined; section?: string; scripts?: string[] },
   ): FastifyReply {
-    const place: Place = where.in ? { tenant: where.in.tenant, sections: sections(where.in), current: where.section } : {};
+    const place: Place = where.in
+      ? { tenant: where.in.tenant, ancestors: where.in.ancestors, sections: sections(where.in), current: where.section }
+      : {};
     return kit.send(reply, status, view.title, view.body, {
       wide: true,
       nav: consoleNav(where.who.session, where.who.email, place),
@@ -176,7 +186,10 @@ export function consoleKit(kit: PageKit) {
         throw err;
       }
       known.set(req, { who, tenant, caller });
-      return { ...who, caller, tenant, now: services.clock.now() };
+      // the line above it (TenantScope.path: '1.5.23.'), as far as the viewer sees it
+      const above = tenant.path.split('.').filter((a) => a !== '' && a !== tenant.id);
+      const ancestors = await Promise.all(above.map((a) => services.tenants.visibleTenant(who.principal, a).catch(unseen)));
+      return { ...who, caller, tenant, now: services.clock.now(), ancestors: ancestors.filter((a) => a !== undefined) };
     },
 
     /** The notice the last action left in the session (shown once), taken out of it. */

@@ -31,7 +31,7 @@ export const listPath = (tenantId: string, page?: number) =>
 export const clientPath = (path: string, tenantId: string, clientId: string) => `${path}${query({ tenant: tenantId, client: clientId })}`;
 
 /** Where a tenant's name in the header leads: its first page. */
-export const tenantHomePath = (tenantId: string) => listPath(tenantId);
+export const tenantHomePath = (tenantId: string) => `/console/tenant${query({ tenant: tenantId })}`;
 
 /** One section of a tenant's pages: a tab under the header, shown to whom its permission allows
  *  in the tenant (the pages behind it check again, through the services). */
@@ -44,6 +44,21 @@ export interface SectionRule {
 
 /** The sections, in the order of the tabs. */
 export const SECTIONS: readonly SectionRule[] = [
+  { id: 'tenant', label: 'Overview', path: '/console/tenant', permission: 'tenants.read' },
   { id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' },
   { id: 'audit', label: 'Audit trail', path: AUDIT_PATH, permission: 'audit.read' },
 ];
+
+// tenants (tenants.ts, tenant-forms.ts)
+export const TENANT_PATH = '/console/tenant';
+export const TENANTS_PATH = '/console/tenants';
+export const TENANT_NEW_PATH = '/console/tenant/new';
+export const TENANT_EDIT_PATH = '/console/tenant/edit';
+export const TENANT_SUPPORT_PATH = '/console/tenant/support';
+export const TENANT_LABELS_PATH = '/console/tenant/labels';
+export const TENANT_SUBSCRIPTIONS_PATH = '/console/tenant/subscriptions';
+export const TENANT_OFFERINGS_PATH = '/console/tenant/offerings';
+
+/** A page of one tenant (`tenant=ID`), with more values in its query. */
+export const tenantPage = (path: string, tenantId: string, more: Parameters<typeof query>[0] = {}) =>
+  `${path}${query({ tenant: tenantId, ...more })}`;

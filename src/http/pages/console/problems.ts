@@ -84,7 +84,7 @@ const RULES: readonly Rule[] = [
     message: /^name (.+)$/,
     words: ({ groups: [problem] }) => ({
       message: `The name ${problem}.`,
-      advice: 'Enter a name that says what uses the credential, then send the form again.',
+      advice: 'Enter a name that says what it is for, then send the form again.',
     }),
   },
   {
@@ -157,6 +157,96 @@ const RULES: readonly Rule[] = [
       message: `At most ${limit} clients may be created per tenant per hour, and ${inTenant(context)} has reached that.`,
       advice: `Try again in ${duration(Number(error.details.retryAfter) || 3600)}.`,
     }),
+  },
+  // the tenant pages (tenants.ts, tenant-forms.ts): the state table's refusals, and their forms' input
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'environments',
+    message: /^the tenant expired/,
+    words: ({ context }) => ({
+      title: 'Disabled by its expiry',
+      message: `${inTenant(context)} was disabled because it expired, so it cannot simply be enabled again.`,
+      advice: 'Set a later expiry, or tick “Remove the expiry”, in the same change as the environments.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    message: /^the vendor tenant cannot/,
+    words: () => ({
+      title: 'Not for the vendor tenant',
+      message: 'The vendor tenant cannot expire or be disabled.',
+      advice: 'Keep at least one environment enabled and leave its expiry empty.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'clearExpiration',
+    words: () => ({
+      message: 'You set an expiry and asked to remove it at the same time.',
+      advice: 'Either enter an expiry, or tick “Remove the expiry”, not both.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'environments',
+    message: /at least one environment/,
+    words: () => ({ message: 'A new tenant must be enabled in at least one environment.', advice: 'Tick one or more environments.' }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'until',
+    message: /^until (must .+)$/,
+    words: ({ groups: [rule] }) => ({
+      message: `The end of support access ${rule}.`,
+      advice: 'Enter a later date and time (UTC), at most 366 days ahead, or leave it empty to keep it on until you turn it off.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    message: /^(until|expiresAt): give a date and a time$/,
+    words: () => ({ message: 'That is not a date and time.', advice: 'Enter it as the field asks: a date and a time, in UTC.' }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'partnerTenantID',
+    words: ({ context }) => ({
+      title: 'Not a partner',
+      message: `${inTenant(context)} is not a partner: tenants are created only under partners.`,
+      advice: 'Go to the partner the new tenant belongs under, and create it there.',
+    }),
+  },
+  {
+    code: 'CONFLICT',
+    message: /already has a label "(.+)" of this owner$/,
+    words: ({ groups: [name], context }) => ({
+      title: 'The label exists',
+      message: `${inTenant(context)} already has a label ${name} from this owner (names are compared ignoring case).`,
+      advice: 'Change that label instead, or choose another name.',
+    }),
+  },
+  {
+    code: 'CONFLICT',
+    message: /already has a (service|subscription) named "(.+)"$/,
+    words: ({ groups: [what, name] }) => ({
+      title: 'The name is taken',
+      message: `There is already a ${what} named ${name} (names are compared ignoring case).`,
+      advice: 'Choose another name.',
+    }),
+  },
+  {
+    code: 'RESTRICTED',
+    message: /^label "(.+)" is restricted/,
+    words: ({ groups: [name] }) => ({
+      title: 'A restricted label',
+      message: `The label ${name} is restricted: nobody can change or delete it here.`,
+      advice: 'Ask the vendor’s operators if it needs changing.',
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'subscription_id',
+    message: /is retired$/,
+    words: () => ({ message: 'That subscription is retired: it can no longer be assigned.', advice: 'Choose another subscription.' }),
   },
 ];
 
