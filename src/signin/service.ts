@@ -396,6 +396,42 @@ export class SignInService {
     return issued ? { kind: 'next', step: 'enrol', issued } : { kind: 'restart' };
   }
 
+  /**
+   * A signed-in person changes their own password: the current one first (counted as a sign-in's
+   * password is, so that a session left open does not make guessing it cheaper), then the policy
+   * as at set-up. Their sessions go on.
+   */
+  async changePassword(
+    session: Session,
+    form: { current: string; password: string; confirmation: string },
+    attempt: Attempt,
+  ): Promise<{ kind: 'changed' } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.passwordHash)
+      return refusal(400, 'Your account has no password to change: it signs in through single sign-on, or was reset.');
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'password'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
+    if (!(await verifyPassword(user.passwordHash, form.current))) {
+      await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, 'password', 'failure');
+      return refusal(400, 'Your current password is not right.');
+    }
+    await this.gate.release(reservation);
+    if (form.password !== form.confirmation) return refusal(400, 'The two new passwords differ.');
+    if (form.password === form.current) return refusal(400, 'The new password is the same as the current one.');
+    const local = user.email.split('@')[0] ?? '';
+    const problem = passwordProblem(form.password, [user.email, local, this.settings.issuer]);
+    if (problem) return refusal(400, problem);
+    const hash = await hashPassword(form.password);
+    const changed = await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (!(await tx.signIn.changePassword(user.id, hash, now))) return false;
+      await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed'));
+      return true;
+    });
+    return changed ? { kind: 'changed' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+  }
+
   /** The address a set-up session is for (the page names the account), if the session is at that step. */
   async setupEmail(session: Session): Promise<string | undefined> {
     const step = session.state.signIn;

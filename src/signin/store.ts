@@ -30,6 +30,9 @@ export interface SignInStore {
   /** Sets the password and ends the set-up link, in one statement that holds only while the link
    *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
   redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
+  /** Replaces the password of an account that has one and is active (a person changing their
+   *  own); whether it did. */
+  changePassword(userId: string, passwordHash: string, at: Date): Promise<boolean>;
   /**
    * Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes
    * (digests), only if the account has a password, no authenticator yet, and was not reset since

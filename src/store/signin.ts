@@ -89,6 +89,17 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
+    async changePassword(userId, passwordHash, at) {
+      const r = await db
+        .updateTable('users')
+        .set({ password_hash: passwordHash, updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('password_hash', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
     async enrolTotp(userId, sealedSecret, step, codeHashes, at, since) {
       // one conditional statement: of two sessions racing to enrol, one wins; a session parked at
       // this step before a reset (or before another enrolment) writes nothing

@@ -224,5 +224,17 @@ for (const engine of engines()) {
         [legacy.id],
       );
     });
+    it('changePassword: replaces a password that is set, of an active user only', async () => {
+      const u = await newUser(c.store, a.id);
+      assert.equal(await c.store.signIn.changePassword(u.id, '$argon2id$changed', at(HOUR)), true);
+      assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.passwordHash, '$argon2id$changed');
+      const unset = await newUser(c.store, a.id, { passwordHash: null });
+      assert.equal(await c.store.signIn.changePassword(unset.id, '$argon2id$x', at(HOUR)), false, 'no password yet: the set-up link sets it');
+      assert.equal((await c.store.signIn.findSignInRecordById(unset.id))?.passwordHash, null);
+      const disabled = await newUser(c.store, a.id);
+      await c.store.users.setDisabled(disabled.id, at(HOUR), at(HOUR), null);
+      assert.equal(await c.store.signIn.changePassword(disabled.id, '$argon2id$x', at(HOUR)), false);
+      assert.equal((await c.store.signIn.findSignInRecordById(disabled.id))?.passwordHash, '$argon2id$test');
+    });
   });
 }
