@@ -24,9 +24,29 @@ import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
 import { credentialPages } from './pages/console/credentials.js';
+import { userPages } from './pages/console/users.js';
+import { accountPages } from './pages/console/account.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
-import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
+import {
+  ACCOUNT_PASSWORD_PATH,
+  ACCOUNT_PATH,
+  ACCOUNT_SESSIONS_PATH,
+  CONSOLE_PATH,
+  CREDENTIALS_PATH,
+  DELETE_PATH,
+  NEW_PATH,
+  ROTATE_PATH,
+  USER_DELETE_PATH,
+  USER_DISABLE_PATH,
+  USER_ENABLE_PATH,
+  USER_INVITE_PATH,
+  USER_PATH,
+  USER_RESET_PATH,
+  USER_ROLE_ASSIGN_PATH,
+  USER_ROLE_REMOVE_PATH,
+  USERS_PATH,
+} from './pages/console/paths.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -195,6 +215,23 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ROTATE_PATH, credentials.rotate);
       scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
       scope.post(DELETE_PATH, credentials.delete);
+      // a tenant's users (pages/console/users.ts) and the person's own account (pages/console/account.ts)
+      const users = userPages(c);
+      scope.get(USERS_PATH, users.users); // /console/users
+      scope.get(USER_INVITE_PATH, users.inviteForm); // /console/users/invite
+      scope.post(USER_INVITE_PATH, users.invite);
+      scope.get(USER_PATH, users.user); // /console/users/user
+      scope.post(USER_ROLE_ASSIGN_PATH, users.assignRole); // /console/users/roles
+      scope.post(USER_ROLE_REMOVE_PATH, users.removeRole); // /console/users/roles/remove
+      scope.post(USER_DISABLE_PATH, users.disable); // /console/users/disable
+      scope.post(USER_ENABLE_PATH, users.enable); // /console/users/enable
+      scope.post(USER_RESET_PATH, users.reset); // /console/users/reset
+      scope.get(USER_DELETE_PATH, users.deleteForm); // /console/users/delete
+      scope.post(USER_DELETE_PATH, users.delete);
+      const account = accountPages(c);
+      scope.get(ACCOUNT_PATH, account.account); // /console/account
+      scope.post(ACCOUNT_PASSWORD_PATH, account.changePassword); // /console/account/password
+      scope.post(ACCOUNT_SESSIONS_PATH, account.signOutEverywhere); // /console/account/sessions
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

@@ -108,6 +108,9 @@ export function consoleKit(kit: PageKit) {
     services,
     show,
     sections,
+    /** who makes a guess (a password on the account page), counted as sign-in's are */
+    attemptOf: kit.attemptOf,
+    noteRefusal: kit.noteRefusal,
 
     // Every failure a handler throws: one page, in a person's words (problems.ts), under the
     // console's header when the person is known.
