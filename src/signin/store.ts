@@ -39,6 +39,12 @@ export interface SignInStore {
    * `since` (when the enrolment step began); false, and nothing written, otherwise.
    */
   enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date, since: Date): Promise<boolean>;
+  /** Replaces the authenticator of an active user who has one (sealed secret, its first accepted
+   *  step); whether it did. */
+  replaceTotp(userId: string, sealedSecret: string, step: number, at: Date): Promise<boolean>;
+  /** Replaces every recovery code of an active user with an authenticator by these (digests);
+   *  whether it did (false, nothing written, once the account was reset or disabled). */
+  replaceRecoveryCodes(userId: string, codeHashes: Buffer[], at: Date): Promise<boolean>;
   /** How many of the user's recovery codes are still unused. */
   countUnusedRecoveryCodes(userId: string): Promise<number>;
   /** Records that a browser (the digest of its cookie's secret) signed in to the account, until `expiresAt`. */

@@ -120,6 +120,34 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return true;
     },
 
+    async replaceTotp(userId, sealedSecret, step, at) {
+      const r = await db
+        .updateTable('users')
+        .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('totp_secret_sealed', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
+    async replaceRecoveryCodes(userId, codeHashes, at) {
+      const updated = await db
+        .updateTable('users')
+        .set({ updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('totp_secret_sealed', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
+      await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+      await db
+        .insertInto('user_recovery_codes')
+        .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
+        .execute();
+      return true;
+    },
+
     async countUnusedRecoveryCodes(userId) {
       const r = await db
         .selectFrom('user_recovery_codes')
