@@ -29,7 +29,10 @@ import { accountPages } from './pages/console/account.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
 import {
+  ACCOUNT_AUTHENTICATOR_CONFIRM_PATH,
+  ACCOUNT_AUTHENTICATOR_PATH,
   ACCOUNT_PASSWORD_PATH,
+  ACCOUNT_RECOVERY_CODES_PATH,
   ACCOUNT_PATH,
   ACCOUNT_SESSIONS_PATH,
   CONSOLE_PATH,
@@ -232,6 +235,10 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.get(ACCOUNT_PATH, account.account); // /console/account
       scope.post(ACCOUNT_PASSWORD_PATH, account.changePassword); // /console/account/password
       scope.post(ACCOUNT_SESSIONS_PATH, account.signOutEverywhere); // /console/account/sessions
+      scope.get(ACCOUNT_AUTHENTICATOR_PATH, account.pendingReenrolment); // /console/account/authenticator
+      scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
+      scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
+      scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

@@ -1,7 +1,9 @@
 // The person's own account page over HTTP (src/http/pages/console/account.ts): the page and the
 // header's link to it; a password change (the current password first, the set-up policy; a refusal
 // shown again in words, nothing written; the new password signs in and the old does not); their
-// sessions, and "sign out everywhere" ending every other one; CSRF; signed out, the way to sign in.
+// authenticator replaced (a current code, the new key, a code from it: the new key signs in, the
+// old does not); new recovery codes (a current code; shown once; they sign in); their sessions,
+// and "sign out everywhere" ending every other one; CSRF; signed out, the way to sign in.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -13,8 +15,15 @@ import { rowCounts } from '../helpers/seed.js';
 
 const NEW_PASSWORD = 'a different and longer passphrase';
 
-/** Signs in at /login with e-mail, password and code: the status of the password step's answer, and the client. */
-async function signIn(t: TestApp, email: string, password: string, key: string): Promise<{ passwordStatus: number; client: PageClient }> {
+/** Signs in at /login with e-mail, password and code (from `key`, or a recovery code): the status
+ *  of the password step's answer, and the client; `codeStatus` of the last step. */
+async function signIn(
+  t: TestApp,
+  email: string,
+  password: string,
+  key: string,
+  opts: { recoveryCode?: string; expectCode?: number } = {},
+): Promise<{ passwordStatus: number; client: PageClient }> {
   const client = new PageClient(t);
   let page = await client.get('/login');
   await client.post('/login', { _csrf: client.csrf(page), email });
@@ -23,8 +32,8 @@ async function signIn(t: TestApp, email: string, password: string, key: string):
   if (res.status !== 303) return { passwordStatus: res.status, client };
   t.clock.advance(30_000);
   page = await client.get('/login');
-  const done = await client.post('/login', { _csrf: client.csrf(page), code: totpCodeAt(key, t.clock.now()) });
-  assert.equal(done.status, 303, done.text.slice(0, 300));
+  const done = await client.post('/login', { _csrf: client.csrf(page), code: opts.recoveryCode ?? totpCodeAt(key, t.clock.now()) });
+  assert.equal(done.status, opts.expectCode ?? 303, done.text.slice(0, 300));
   return { passwordStatus: res.status, client };
 }
 
@@ -107,6 +116,63 @@ for (const engine of transportEngines()) {
       assert.equal(await events(t, 'user.password_changed'), 1);
       assert.equal((await signIn(t, 'me@acme.test', PASSWORD, key)).passwordStatus, 400, 'the old password is refused');
       assert.equal((await signIn(t, 'me@acme.test', NEW_PASSWORD, key)).passwordStatus, 303, 'the new one passes');
+    });
+
+    it('replaces the authenticator: a current code, then the new key and a code from it', async () => {
+      let page = await me.get('/console/account');
+      assert.match(page.text, /action="\/console\/account\/authenticator"/);
+      // a wrong current code: the page again, nothing begun
+      t.clock.advance(30_000);
+      let res = await me.post('/console/account/authenticator', { _csrf: me.csrf(page), code: '000000' });
+      assert.equal(res.status, 400);
+      assert.match(res.text, /role="alert"><p>That code is not right, or it was already used\./);
+      assert.equal((await me.get('/console/account/authenticator')).status, 303, 'nothing pending');
+      assert.equal((await me.post('/console/account/authenticator', { code: totpCodeAt(key, t.clock.now()) })).status, 403, 'no CSRF token');
+
+      res = await me.post('/console/account/authenticator', { _csrf: me.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(res.status, 200, res.text.slice(0, 500));
+      assert.match(res.text, /<h1>Your new authenticator<\/h1>/);
+      assert.match(res.text, /<svg/);
+      const newKey = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(res.text)![1]!.replace(/ /g, '');
+      assert.notEqual(newKey, key);
+      // shown again while pending; a wrong code from it keeps the old one
+      page = await me.get('/console/account/authenticator');
+      assert.match(page.text, new RegExp(newKey.slice(0, 4)));
+      res = await me.post('/console/account/authenticator/confirm', { _csrf: me.csrf(page), code: '000000' });
+      assert.equal(res.status, 400);
+      assert.match(res.text, /Enter the code the new authenticator shows now/);
+      assert.equal(await events(t, 'user.totp_reenrolled'), 0);
+
+      t.clock.advance(30_000);
+      res = await me.post('/console/account/authenticator/confirm', { _csrf: me.csrf(page), code: totpCodeAt(newKey, t.clock.now()) });
+      assert.equal(res.status, 303);
+      page = await me.get('/console/account');
+      assert.match(page.text, /Your authenticator was replaced/);
+      assert.doesNotMatch(page.text, /waiting for its first code/);
+      assert.equal(await events(t, 'user.totp_reenrolled'), 1);
+      await signIn(t, 'me@acme.test', NEW_PASSWORD, key, { expectCode: 400 });
+      await signIn(t, 'me@acme.test', NEW_PASSWORD, newKey);
+      key = newKey;
+    });
+
+    it('makes new recovery codes: a current code first, shown once, and they sign in', async () => {
+      const page = await me.get('/console/account');
+      t.clock.advance(30_000);
+      let res = await me.post('/console/account/recovery-codes', { _csrf: me.csrf(page), code: '123456' });
+      assert.equal(res.status, 400);
+      assert.match(res.text, /That code is not right/);
+      assert.equal(await events(t, 'user.recovery_codes_renewed'), 0);
+      assert.equal((await me.post('/console/account/recovery-codes', { code: totpCodeAt(key, t.clock.now()) })).status, 403, 'no CSRF token');
+
+      res = await me.post('/console/account/recovery-codes', { _csrf: me.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(res.status, 200);
+      assert.match(res.text, /shown only on this page/);
+      assert.match(res.text, /<script src="\/ui\/copy\.js"/);
+      const codes = [...res.text.matchAll(/<li>([^<]+)<\/li>/g)].map((m) => m[1]!);
+      assert.equal(codes.length, 10);
+      assert.equal(await events(t, 'user.recovery_codes_renewed'), 1);
+      assert.doesNotMatch((await me.get('/console/account')).text, new RegExp(codes[0]!), 'not shown again');
+      await signIn(t, 'me@acme.test', NEW_PASSWORD, key, { recoveryCode: codes[0]! });
     });
 
     it('signs out everywhere else: the other sessions end, this one goes on', async () => {

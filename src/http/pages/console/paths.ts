@@ -57,6 +57,9 @@ export const USER_DELETE_PATH = '/console/users/delete';
 export const ACCOUNT_PATH = '/console/account';
 export const ACCOUNT_PASSWORD_PATH = '/console/account/password';
 export const ACCOUNT_SESSIONS_PATH = '/console/account/sessions';
+export const ACCOUNT_AUTHENTICATOR_PATH = '/console/account/authenticator';
+export const ACCOUNT_AUTHENTICATOR_CONFIRM_PATH = '/console/account/authenticator/confirm';
+export const ACCOUNT_RECOVERY_CODES_PATH = '/console/account/recovery-codes';
 
 /** The filters of the users list, as the query string carries them. */
 export interface UserFilters {
