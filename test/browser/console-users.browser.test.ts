@@ -2,7 +2,8 @@
 // Administrator invites a user (the set-up link is shown once and the copy button copies it), the
 // user enrols through it, the Administrator gives a role with an end, disables (the person's
 // session ends) and enables them; the person changes their password and signs out everywhere
-// else (their other browser is signed out). Every page passes axe-core; at 390 px nothing is
+// else (their other browser is signed out), replaces their authenticator and makes new recovery
+// codes. Every page passes axe-core; at 390 px nothing is
 // wider than the screen; no script error and no CSP violation. Screenshots at 1280 and 390 px:
 // test-artifacts/<engine>-users-*.png.
 import assert from 'node:assert/strict';
@@ -179,6 +180,31 @@ for (const engine of transportEngines()) {
       assert.equal(new URL(other.url()).pathname, '/login', 'the other browser is signed out');
       await person.goto(`${base}/console`);
       assert.equal(new URL(person.url()).pathname, '/console', 'this one goes on');
+    });
+
+    it('the person replaces their authenticator and makes new recovery codes', async () => {
+      await person.goto(`${base}/console/account`);
+      t.clock.advance(30_000);
+      await person.locator('#authenticator-code').fill(totpCodeAt(personKey, t.clock.now()));
+      await person.getByRole('button', { name: 'Replace authenticator' }).click();
+      await person.getByRole('heading', { name: 'Your new authenticator' }).waitFor();
+      await assertAccessible(person, 'the new authenticator page');
+      await shots(person, '8-authenticator');
+      const newKey = (await person.locator('code').innerText()).replace(/\s/g, '');
+      t.clock.advance(30_000);
+      await person.getByLabel('Code the new app now shows').fill(totpCodeAt(newKey, t.clock.now()));
+      await person.getByRole('button', { name: 'Confirm new authenticator' }).click();
+      await person.getByText('Your authenticator was replaced').waitFor();
+      personKey = newKey;
+
+      t.clock.advance(30_000);
+      await person.locator('#recovery-code').fill(totpCodeAt(personKey, t.clock.now()));
+      await person.getByRole('button', { name: 'Make new recovery codes' }).click();
+      await person.getByRole('heading', { name: 'Your new recovery codes' }).waitFor();
+      assert.equal(await person.locator('#recovery-codes li').count(), 10);
+      assert.ok(await person.getByRole('button', { name: 'Copy codes' }).isVisible(), 'the copy button shows (the script ran)');
+      await assertAccessible(person, 'the new recovery codes page');
+      await shots(person, '9-recovery-codes');
       assert.deepEqual(problems, []);
     });
   });
