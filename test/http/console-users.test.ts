@@ -222,7 +222,13 @@ for (const engine of transportEngines()) {
       assert.match(byRole.text, /never@acme\.test/);
       assert.doesNotMatch(byRole.text, /roles@acme\.test/);
       const sso = await admin.get(`/console/users?tenant=${child}&signin=sso`);
-      assert.match(sso.text, /No user on this page matches the filters/);
+      assert.match(sso.text, /No user matches the filters/);
+      const pending = await admin.get(`/console/users?tenant=${child}&status=pending`);
+      assert.match(pending.text, /never@acme\.test/);
+      assert.doesNotMatch(pending.text, /roles@acme\.test/);
+      const bogus = await admin.get(`/console/users?tenant=${child}&status=bogus&role=nope`);
+      assert.equal(bogus.status, 200, 'an unknown choice is no filter');
+      assert.match(bogus.text, /roles@acme\.test/);
       const recent = await admin.get(`/console/users?tenant=${child}&last=30d`);
       assert.match(recent.text, /roles@acme\.test/);
       assert.doesNotMatch(recent.text, /never@acme\.test/);

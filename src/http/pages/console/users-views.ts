@@ -60,8 +60,6 @@ export function userList(o: {
   tenant: TenantRef;
   users: User[];
   filters: UserFilters;
-  /** whether any filter the API lacks narrowed this page (they apply to the page's rows) */
-  narrowed: boolean;
   roles: RoleChoice[];
   page: number;
   hasMore: boolean;
@@ -86,7 +84,7 @@ ${select('status', 'Status', f.status, STATUS_CHOICES)}
 ${select('signin', 'Signs in with', f.signin, SIGNIN_CHOICES)}
 ${select('last', 'Last sign-in', f.last, LAST_CHOICES)}
 <div class="filter-field"><button type="submit">Filter</button></div>
-<p id="email-hint" class="hint">The whole address, or part of it with % for any characters (for example %@example.com). Role, status, sign-in and last sign-in narrow each page of ${PER_PAGE_WORDS}.</p>
+<p id="email-hint" class="hint">The whole address, or part of it with % for any characters (for example %@example.com).</p>
 </form>`;
   const rows = users.map(
     (u) => html`<tr>
@@ -106,7 +104,7 @@ ${intro}
 ${filterForm}
 ${
   users.length === 0
-    ? html`<p>${o.narrowed || f.email ? 'No user on this page matches the filters.' : o.page === 1 ? 'This tenant has no users.' : 'No more users.'}</p>`
+    ? html`<p>${f.email || f.role || f.status || f.signin || f.last ? 'No user matches the filters.' : o.page === 1 ? 'This tenant has no users.' : 'No more users.'}</p>`
     : html`<div class="scroll"><table class="stack">
 <caption>Users</caption>
 <thead><tr><th scope="col">User</th><th scope="col">Roles</th><th scope="col">Status</th><th scope="col">Signs in with</th><th scope="col">Last sign-in</th></tr></thead>
@@ -117,8 +115,6 @@ ${rows}</tbody>
 ${pager((p) => usersPath(tenant.id, f, p), o.page, o.hasMore)}`,
   };
 }
-
-const PER_PAGE_WORDS = '50 users';
 
 export function inviteForm(o: {
   session: Session;

@@ -4,9 +4,8 @@
 // calls as the GraphQL resolvers (users, user, createUser, assignUserRole, removeUserRole,
 // disableUser, enableUser, resetUserSignIn, deleteUser).
 //
-// The users query filters by e-mail address only; role, status, way of signing in and last
-// sign-in narrow the rows of each page here (a page may then show fewer than 50, and the pager
-// still moves by the API's pages).
+// The list's filters (address, role, status, way of signing in, last sign-in) are the users use
+// case's (UserQuery); the GraphQL users query has only the address of them.
 //
 // A set-up link is in the answer to the POST that made it (invite, reset), and nowhere else.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -15,6 +14,8 @@ import { assertCan, can } from '../../../access/policy.js';
 import { heldRoleNames } from '../../../access/scope.js';
 import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../../access/roles.js';
 import type { User } from '../../../users/model.js';
+import type { UserQuery } from '../../../users/service.js';
+import type { UserStatusFilter } from '../../../users/store.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
@@ -49,19 +50,17 @@ function filtersOf(q: Record<string, unknown>): UserFilters {
   };
 }
 
-/** Whether a user passes the filters the users query lacks. */
-function matches(u: User, f: UserFilters, now: Date): boolean {
-  if (f.role && !u.roleAssignments.some((a) => a.roleId === f.role && (a.expiresAt === null || a.expiresAt > now))) return false;
-  if (f.status) {
-    const pending = u.status === 'active' && !u.ssoSignIn && (!u.passwordSet || !u.totpEnrolled);
-    const status = u.status === 'disabled' ? 'disabled' : pending ? 'pending' : 'active';
-    if (status !== f.status) return false;
-  }
-  if (f.signin && (f.signin === 'sso') !== u.ssoSignIn) return false;
-  if (f.last === 'never' && u.lastSignInAt !== null) return false;
-  if (f.last === '30d' && !(u.lastSignInAt && u.lastSignInAt.getTime() > now.getTime() - 30 * DAY_MS)) return false;
-  if (f.last === 'stale90' && u.lastSignInAt && u.lastSignInAt.getTime() > now.getTime() - 90 * DAY_MS) return false;
-  return true;
+/** The filters as the users use case takes them (the last sign-in's periods counted from `now`). */
+function filterQuery(f: UserFilters, now: Date): Omit<UserQuery, 'page' | 'perPage'> {
+  const daysAgo = (days: number) => new Date(now.getTime() - days * DAY_MS);
+  return {
+    email: f.email ?? null,
+    status: (f.status as UserStatusFilter | undefined) ?? null,
+    sso: f.signin === undefined ? null : f.signin === 'sso',
+    roleId: f.role ?? null,
+    lastSignIn:
+      f.last === 'never' ? { never: true } : f.last === '30d' ? { after: daysAgo(30) } : f.last === 'stale90' ? { notAfter: daysAgo(90) } : null,
+  };
 }
 
 /** The handlers of a tenant's users (routes.ts registers them). */
@@ -116,15 +115,12 @@ export function userPages(c: ConsoleKit) {
       const page = pageNumber(q.page);
       const filters = filtersOf(q);
       // one more than shown: whether there is a next page
-      const found = await services.users.list(t.caller, { email: filters.email ?? null, page, perPage: PER_PAGE + 1 });
-      const shown = found.slice(0, PER_PAGE);
-      const narrowed = Boolean(filters.role || filters.status || filters.signin || filters.last);
+      const found = await services.users.list(t.caller, { ...filterQuery(filters, t.now), page, perPage: PER_PAGE + 1 });
       const notice = await c.takeNotice(who);
       const view = userList({
         tenant: t.tenant,
-        users: shown.filter((u) => matches(u, filters, t.now)),
+        users: found.slice(0, PER_PAGE),
         filters,
-        narrowed,
         roles: [...TENANT_ROLES, ...VENDOR_ROLES].map((id) => ({ id, name: roleName(id)! })),
         page,
         hasMore: found.length > PER_PAGE,
