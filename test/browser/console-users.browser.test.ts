@@ -153,6 +153,13 @@ for (const engine of transportEngines()) {
       await admin.getByRole('button', { name: 'Enable' }).click();
       await admin.getByText('person@acme.test is enabled').waitFor();
       await shots(admin, '5-enabled');
+      await admin.getByRole('link', { name: 'Back to the users' }).click();
+      await admin.getByLabel('Status').selectOption({ label: 'Active' });
+      await admin.getByRole('button', { name: 'Filter' }).click();
+      const row = admin.locator('tbody tr', { hasText: 'person@acme.test' });
+      assert.match(await row.innerText(), /Responder, Auditor/);
+      await assertAccessible(admin, 'the filtered users list');
+      await shots(admin, '5-list-filtered');
     });
 
     it('the person changes their password and signs out everywhere else', async () => {
