@@ -24,10 +24,18 @@ import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
 import { credentialPages } from './pages/console/credentials.js';
+import { userPages } from './pages/console/users.js';
+import { accountPages } from './pages/console/account.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
 import { auditPages } from './pages/console/audit.js';
 import {
+  ACCOUNT_AUTHENTICATOR_CONFIRM_PATH,
+  ACCOUNT_AUTHENTICATOR_PATH,
+  ACCOUNT_PASSWORD_PATH,
+  ACCOUNT_PATH,
+  ACCOUNT_RECOVERY_CODES_PATH,
+  ACCOUNT_SESSIONS_PATH,
   AUDIT_PATH,
   CONSOLE_PATH,
   CREDENTIALS_PATH,
@@ -35,6 +43,7 @@ import {
   FORCE_ROTATE_PATH,
   NEW_PATH,
   ROTATE_PATH,
+  TENANTS_PATH,
   TENANT_EDIT_PATH,
   TENANT_LABELS_PATH,
   TENANT_NEW_PATH,
@@ -42,7 +51,15 @@ import {
   TENANT_PATH,
   TENANT_SUBSCRIPTIONS_PATH,
   TENANT_SUPPORT_PATH,
-  TENANTS_PATH,
+  USERS_PATH,
+  USER_DELETE_PATH,
+  USER_DISABLE_PATH,
+  USER_ENABLE_PATH,
+  USER_INVITE_PATH,
+  USER_PATH,
+  USER_RESET_PATH,
+  USER_ROLE_ASSIGN_PATH,
+  USER_ROLE_REMOVE_PATH,
 } from './pages/console/paths.js';
 import { tenantForms } from './pages/console/tenant-forms.js';
 import { tenantPages } from './pages/console/tenants.js';
@@ -235,6 +252,27 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(TENANT_OFFERINGS_PATH, tenantForm.offer);
       // a tenant's audit trail (pages/console/audit.ts)
       scope.get(AUDIT_PATH, auditPages(c).trail); // /console/audit
+      // a tenant's users (pages/console/users.ts) and the person's own account (pages/console/account.ts)
+      const users = userPages(c);
+      scope.get(USERS_PATH, users.users); // /console/users
+      scope.get(USER_INVITE_PATH, users.inviteForm); // /console/users/invite
+      scope.post(USER_INVITE_PATH, users.invite);
+      scope.get(USER_PATH, users.user); // /console/users/user
+      scope.post(USER_ROLE_ASSIGN_PATH, users.assignRole); // /console/users/roles
+      scope.post(USER_ROLE_REMOVE_PATH, users.removeRole); // /console/users/roles/remove
+      scope.post(USER_DISABLE_PATH, users.disable); // /console/users/disable
+      scope.post(USER_ENABLE_PATH, users.enable); // /console/users/enable
+      scope.post(USER_RESET_PATH, users.reset); // /console/users/reset
+      scope.get(USER_DELETE_PATH, users.deleteForm); // /console/users/delete
+      scope.post(USER_DELETE_PATH, users.delete);
+      const account = accountPages(c);
+      scope.get(ACCOUNT_PATH, account.account); // /console/account
+      scope.post(ACCOUNT_PASSWORD_PATH, account.changePassword); // /console/account/password
+      scope.post(ACCOUNT_SESSIONS_PATH, account.signOutEverywhere); // /console/account/sessions
+      scope.get(ACCOUNT_AUTHENTICATOR_PATH, account.pendingReenrolment); // /console/account/authenticator
+      scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
+      scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
+      scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

@@ -6,6 +6,7 @@
 // or made up, never becomes a signed-in session. On both engines.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
@@ -51,9 +52,12 @@ for (const engine of transportEngines()) {
   describe(`every form needs its session's CSRF token (${engine})`, () => {
     let t: TestApp;
     let admin: { client: PageClient; key: string };
+    /** a person whose own account page's forms are posted (the admin's password and key stay) */
+    let person: { client: PageClient; key: string };
     before(async () => {
       t = await startTestApp({ engine });
       admin = await signedInUser(t, 'forms-admin@example.com', { roles: [ROLE_IDS.Administrator] });
+      person = await signedInUser(t, 'forms-person@example.com');
     });
     after(() => t.close());
 
@@ -90,12 +94,34 @@ for (const engine of transportEngines()) {
     const clientCount = async () =>
       (await t.gql(await t.rootToken(), '{ clients(perPage: 500) { id } }', {}, { tenant: '1' })).body.data.clients.length;
 
+    /** audit events of an action so far */
+    const events = async (action: string) =>
+      Number((await sql<{ n: string }>`select count(*)::text as n from audit_events where action = ${action}`.execute(t.db.kysely)).rows[0]!.n);
+    const USER = 'id disabled_at role_assignments { id role_id }';
+    /** a user of tenant 1 (set-up pending), made by the root client */
+    const newUser = async (name: string) =>
+      (
+        await t.gql(
+          await t.rootToken(),
+          `mutation($e: String!) { createUser(email: $e) { user { ${USER} } } }`,
+          { e: `${name}-${Date.now()}@forms.test` },
+          { tenant: '1' },
+        )
+      ).body.data.createUser.user;
+    const userNow = async (id: string) =>
+      (await t.gql(await t.rootToken(), `query($id: ID!) { user(id: $id) { ${USER} } }`, { id }, { tenant: '1' })).body.data?.user;
+    const userForm = async (id: string) => ({ client: admin.client, page: await admin.client.get(`/console/users/user?tenant=1&user=${id}`) });
+
     const cases = (): Record<string, FormCase> => {
+      let target = '';
+      let email = '';
+      let assignment = '';
+      let count = 0;
       let pending = '';
       let countBefore = 0;
       let rotating: { clientId: string; secret: string } | undefined;
       // the tenant pages' forms: a tenant under the vendor tenant, read back through the tenant interface
-      let target = '';
+      let tenantTarget = '';
       let made = '';
       const tenant = async (id: string) =>
         (
@@ -111,8 +137,8 @@ for (const engine of transportEngines()) {
       const servicesOf1 = async () =>
         (await tq(t, await t.rootToken(), '{ services(partner_tenant_id: "1") { name } }')).body.data.services.map((x: { name: string }) => x.name);
       const tenantForm = async (path: string, fields: (id: string) => Record<string, string>) => {
-        target = await createTenant(t, '1', { name: `forms-tenant-${Date.now()}` });
-        return { client: admin.client, page: await admin.client.get(`${path}?tenant=${target}`), fields: { tenant: target, ...fields(target) } };
+        tenantTarget = await createTenant(t, '1', { name: `forms-tenant-${Date.now()}` });
+        return { client: admin.client, page: await admin.client.get(`${path}?tenant=${tenantTarget}`), fields: { tenant: tenantTarget, ...fields(tenantTarget) } };
       };
       return {
         '/login': {
@@ -224,17 +250,17 @@ for (const engine of transportEngines()) {
         },
         '/console/tenant/edit': {
           prepare: () => tenantForm('/console/tenant/edit', () => ({ part: 'profile', name: 'forms-renamed' })),
-          unchanged: async () => assert.notEqual((await tenant(target)).name, 'forms-renamed'),
+          unchanged: async () => assert.notEqual((await tenant(tenantTarget)).name, 'forms-renamed'),
           acts: 303,
         },
         '/console/tenant/support': {
           prepare: () => tenantForm('/console/tenant/support', () => ({ action: 'enable', reason: 'forms' })),
-          unchanged: async () => assert.equal((await tenant(target)).support_enabled, false),
+          unchanged: async () => assert.equal((await tenant(tenantTarget)).support_enabled, false),
           acts: 303,
         },
         '/console/tenant/labels': {
           prepare: () => tenantForm('/console/tenant/labels', () => ({ action: 'create', name: 'forms-label', owner: '1' })),
-          unchanged: async () => assert.deepEqual((await tenant(target)).labels, []),
+          unchanged: async () => assert.deepEqual((await tenant(tenantTarget)).labels, []),
           acts: 303,
         },
         '/console/tenant/subscriptions': {
@@ -253,7 +279,7 @@ for (const engine of transportEngines()) {
             const id = sub.body.data.createPartnerSubscription.id as string;
             return tenantForm('/console/tenant/subscriptions', () => ({ action: 'assign', subscription: id }));
           },
-          unchanged: async () => assert.deepEqual((await tenant(target)).partnership.subscriptions, []),
+          unchanged: async () => assert.deepEqual((await tenant(tenantTarget)).partnership.subscriptions, []),
           acts: 303,
         },
         '/console/tenant/offerings': {
@@ -298,6 +324,117 @@ for (const engine of transportEngines()) {
           },
           // the sign-in was not begun: /login still asks for an address
           unchanged: (c) => atStep(c, /E-mail address/),
+          acts: 303,
+        },
+        '/console/users/invite': {
+          prepare: async () => {
+            email = `forms-invite-${Date.now()}@forms.test`;
+            const page = await admin.client.get('/console/users/invite?tenant=1');
+            return { client: admin.client, page, fields: { tenant: '1', email, display_name: '', role: ROLE_IDS.Analyst } };
+          },
+          unchanged: async () =>
+            assert.deepEqual((await t.gql(await t.rootToken(), 'query($e: String) { users(email: $e) { id } }', { e: email })).body.data.users, []),
+          acts: 200,
+        },
+        '/console/users/roles': {
+          prepare: async () => {
+            target = (await newUser('forms-roles')).id;
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target, role: ROLE_IDS.Auditor, expires: '' } };
+          },
+          unchanged: async () =>
+            assert.ok(!(await userNow(target)).role_assignments.some((a: { role_id: string }) => a.role_id === ROLE_IDS.Auditor)),
+          acts: 303,
+        },
+        '/console/users/roles/remove': {
+          prepare: async () => {
+            target = (await newUser('forms-remove')).id;
+            assignment = (await userNow(target)).role_assignments[0].id;
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target, assignment } };
+          },
+          unchanged: async () => assert.ok((await userNow(target)).role_assignments.some((a: { id: string }) => a.id === assignment)),
+          acts: 303,
+        },
+        '/console/users/disable': {
+          prepare: async () => {
+            target = (await newUser('forms-disable')).id;
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target } };
+          },
+          unchanged: async () => assert.equal((await userNow(target)).disabled_at, null),
+          acts: 303,
+        },
+        '/console/users/enable': {
+          prepare: async () => {
+            target = (await newUser('forms-enable')).id;
+            await t.gql(await t.rootToken(), 'mutation($id: ID!) { disableUser(id: $id) { id } }', { id: target }, { tenant: '1' });
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target } };
+          },
+          unchanged: async () => assert.notEqual((await userNow(target)).disabled_at, null),
+          acts: 303,
+        },
+        '/console/users/reset': {
+          prepare: async () => {
+            target = (await newUser('forms-reset')).id;
+            count = await events('user.sign_in_reset');
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target } };
+          },
+          unchanged: async () => assert.equal(await events('user.sign_in_reset'), count),
+          acts: 200,
+        },
+        '/console/users/delete': {
+          prepare: async () => {
+            target = (await newUser('forms-delete')).id;
+            const page = await admin.client.get(`/console/users/delete?tenant=1&user=${target}`);
+            return { client: admin.client, page, fields: { tenant: '1', user: target } };
+          },
+          unchanged: async () => assert.ok(await userNow(target), 'the user is still there'),
+          acts: 303,
+        },
+        '/console/account/password': {
+          prepare: async () => {
+            count = await events('user.password_changed');
+            const page = await person.client.get('/console/account');
+            const next = 'a new and unusual passphrase';
+            return { client: person.client, page, fields: { current: PASSWORD, password: next, confirmation: next } };
+          },
+          unchanged: async () => assert.equal(await events('user.password_changed'), count),
+          acts: 303,
+        },
+        '/console/account/authenticator': {
+          prepare: async () => {
+            t.clock.advance(30_000);
+            const page = await person.client.get('/console/account');
+            return { client: person.client, page, fields: { code: totpCodeAt(person.key, t.clock.now()) } };
+          },
+          unchanged: async (c) => assert.equal((await c.get('/console/account/authenticator')).status, 303, 'no new key pending'),
+          acts: 200,
+        },
+        '/console/account/authenticator/confirm': {
+          prepare: async () => {
+            count = await events('user.totp_reenrolled');
+            const page = await person.client.get('/console/account/authenticator');
+            const key = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(page.text)![1]!.replace(/ /g, '');
+            person.key = key;
+            return { client: person.client, page, fields: { code: totpCodeAt(key, t.clock.now()) } };
+          },
+          unchanged: async () => assert.equal(await events('user.totp_reenrolled'), count),
+          acts: 303,
+        },
+        '/console/account/recovery-codes': {
+          prepare: async () => {
+            count = await events('user.recovery_codes_renewed');
+            t.clock.advance(30_000);
+            const page = await person.client.get('/console/account');
+            return { client: person.client, page, fields: { code: totpCodeAt(person.key, t.clock.now()) } };
+          },
+          unchanged: async () => assert.equal(await events('user.recovery_codes_renewed'), count),
+          acts: 200,
+        },
+        '/console/account/sessions': {
+          prepare: async () => {
+            count = await events('user.sessions_ended');
+            return { client: person.client, page: await person.client.get('/console/account'), fields: {} };
+          },
+          unchanged: async () => assert.equal(await events('user.sessions_ended'), count),
           acts: 303,
         },
         // last: it ends the administrator's session

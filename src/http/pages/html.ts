@@ -165,6 +165,15 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.stack .row-actions { padding-top: .35rem; }
 }
+/* users (console/users-views.ts): the list's filters side by side where they fit; forms that are one button */
+.users-filter { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .5rem 1rem; align-items: end; margin: 1rem 0; }
+.users-filter label { margin-top: 0; }
+.users-filter button { margin: 0; }
+.users-filter input { padding: .55rem .7rem; }
+.users-filter .hint { grid-column: 1 / -1; margin: 0; }
+input[type=datetime-local] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+a.button.danger { background: var(--bad); }
+.actions form, .row-actions form { display: inline; margin: 0; }
 .actions-list { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; list-style: none; padding: 0; }
 .search-form .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
 .search-form .grid > div { min-width: 0; }

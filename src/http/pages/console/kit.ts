@@ -118,6 +118,10 @@ export function consoleKit(kit: PageKit) {
     services,
     show,
     sections,
+    /** who makes a guess (a password on the account page), counted as sign-in's are */
+    attemptOf: kit.attemptOf,
+    noteRefusal: kit.noteRefusal,
+    vendor: kit.vendor,
 
     // Every failure a handler throws: one page, in a person's words (problems.ts), under the
     // console's header when the person is known.

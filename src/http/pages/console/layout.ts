@@ -4,7 +4,7 @@
 import type { Session } from '../../../sessions/model.js';
 import { html, type Html } from '../html.js';
 import { csrfField } from '../page-kit.js';
-import { CONSOLE_PATH, tenantHomePath } from './paths.js';
+import { ACCOUNT_PATH, CONSOLE_PATH, tenantHomePath } from './paths.js';
 import type { Problem } from './problems.js';
 
 export interface View {
@@ -49,7 +49,7 @@ export function consoleNav(session: Session, email: string, place: Place = {}): 
 <nav aria-label="Breadcrumb"><ol class="crumbs"><li><a href="${CONSOLE_PATH}">Your tenants</a></li>${ancestors.map(
     (a) => html`<li><a href="${tenantHomePath(a.id)}">${a.name}</a></li>`,
   )}${tenant ? html`<li><a href="${tenantHomePath(tenant.id)}">${tenant.name}</a></li>` : ''}</ol></nav>
-<form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <button type="submit" class="link">Sign out</button></form>
+<form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <a href="${ACCOUNT_PATH}">Your account</a> <button type="submit" class="link">Sign out</button></form>
 </div>
 ${
   tenant && sections.length > 0

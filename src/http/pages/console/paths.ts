@@ -45,6 +45,7 @@ export interface SectionRule {
 /** The sections, in the order of the tabs. */
 export const SECTIONS: readonly SectionRule[] = [
   { id: 'tenant', label: 'Overview', path: '/console/tenant', permission: 'tenants.read' },
+  { id: 'users', label: 'Users', path: '/console/users', permission: 'users.read' },
   { id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' },
   { id: 'audit', label: 'Audit trail', path: AUDIT_PATH, permission: 'audit.read' },
 ];
@@ -62,3 +63,33 @@ export const TENANT_OFFERINGS_PATH = '/console/tenant/offerings';
 /** A page of one tenant (`tenant=ID`), with more values in its query. */
 export const tenantPage = (path: string, tenantId: string, more: Parameters<typeof query>[0] = {}) =>
   `${path}${query({ tenant: tenantId, ...more })}`;
+
+// users (users.ts) and the person's own account (account.ts)
+export const USERS_PATH = '/console/users';
+export const USER_INVITE_PATH = '/console/users/invite';
+export const USER_PATH = '/console/users/user';
+export const USER_ROLE_ASSIGN_PATH = '/console/users/roles';
+export const USER_ROLE_REMOVE_PATH = '/console/users/roles/remove';
+export const USER_DISABLE_PATH = '/console/users/disable';
+export const USER_ENABLE_PATH = '/console/users/enable';
+export const USER_RESET_PATH = '/console/users/reset';
+export const USER_DELETE_PATH = '/console/users/delete';
+export const ACCOUNT_PATH = '/console/account';
+export const ACCOUNT_PASSWORD_PATH = '/console/account/password';
+export const ACCOUNT_SESSIONS_PATH = '/console/account/sessions';
+export const ACCOUNT_AUTHENTICATOR_PATH = '/console/account/authenticator';
+export const ACCOUNT_AUTHENTICATOR_CONFIRM_PATH = '/console/account/authenticator/confirm';
+export const ACCOUNT_RECOVERY_CODES_PATH = '/console/account/recovery-codes';
+
+/** The filters of the users list, as the query string carries them. */
+export interface UserFilters {
+  email?: string | undefined;
+  role?: string | undefined;
+  status?: string | undefined;
+  signin?: string | undefined;
+  last?: string | undefined;
+}
+
+export const usersPath = (tenantId: string, filters: UserFilters = {}, page?: number) =>
+  `${USERS_PATH}${query({ tenant: tenantId, ...filters, page: page && page > 1 ? page : undefined })}`;
+export const userPath = (path: string, tenantId: string, userId: string) => `${path}${query({ tenant: tenantId, user: userId })}`;
