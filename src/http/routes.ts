@@ -27,6 +27,16 @@ import { credentialPages } from './pages/console/credentials.js';
 import { homePages } from './pages/console/home.js';
 import { consoleKit } from './pages/console/kit.js';
 import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console/paths.js';
+import {
+  SSO_CHECK_PATH,
+  SSO_CONNECTION_PATH,
+  SSO_DELETE_PATH,
+  SSO_EDIT_PATH,
+  SSO_NEW_PATH,
+  SSO_PATH,
+  SSO_REFRESH_PATH,
+} from './pages/console/paths.js';
+import { ssoPages as ssoConsolePages } from './pages/console/sso.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -195,6 +205,17 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ROTATE_PATH, credentials.rotate);
       scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
       scope.post(DELETE_PATH, credentials.delete);
+      // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
+      const ssoConsole = ssoConsolePages(c);
+      scope.get(SSO_PATH, ssoConsole.list); // /console/sso
+      scope.get(SSO_NEW_PATH, ssoConsole.newForm); // /console/sso/new
+      scope.post(SSO_NEW_PATH, ssoConsole.create);
+      scope.get(SSO_CONNECTION_PATH, ssoConsole.connection); // /console/sso/connection
+      scope.post(SSO_CHECK_PATH, ssoConsole.check); // /console/sso/check
+      scope.post(SSO_EDIT_PATH, ssoConsole.edit); // /console/sso/edit
+      scope.post(SSO_REFRESH_PATH, ssoConsole.refresh); // /console/sso/refresh
+      scope.get(SSO_DELETE_PATH, ssoConsole.deleteForm); // /console/sso/delete
+      scope.post(SSO_DELETE_PATH, ssoConsole.delete);
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

@@ -39,4 +39,20 @@ export interface SectionRule {
 }
 
 /** The sections, in the order of the tabs. */
-export const SECTIONS: readonly SectionRule[] = [{ id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' }];
+export const SECTIONS: readonly SectionRule[] = [
+  { id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' },
+  { id: 'sso', label: 'Single sign-on', path: '/console/sso', permission: 'sso.manage' },
+];
+
+// single sign-on (sso.ts: the connections and the set-up wizard)
+export const SSO_PATH = '/console/sso';
+export const SSO_NEW_PATH = '/console/sso/new';
+export const SSO_CONNECTION_PATH = '/console/sso/connection';
+export const SSO_CHECK_PATH = '/console/sso/check';
+export const SSO_EDIT_PATH = '/console/sso/edit';
+export const SSO_REFRESH_PATH = '/console/sso/refresh';
+export const SSO_DELETE_PATH = '/console/sso/delete';
+
+export const ssoListPath = (tenantId: string) => `${SSO_PATH}${query({ tenant: tenantId })}`;
+export const connectionPath = (path: string, tenantId: string, connectionId: string, anchor = '') =>
+  `${path}${query({ tenant: tenantId, connection: connectionId })}${anchor}`;
