@@ -35,6 +35,7 @@ import {
   SSO_NEW_PATH,
   SSO_PATH,
   SSO_REFRESH_PATH,
+  SSO_TEST_PATH,
 } from './pages/console/paths.js';
 import { ssoPages as ssoConsolePages } from './pages/console/sso.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
@@ -214,6 +215,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(SSO_CHECK_PATH, ssoConsole.check); // /console/sso/check
       scope.post(SSO_EDIT_PATH, ssoConsole.edit); // /console/sso/edit
       scope.post(SSO_REFRESH_PATH, ssoConsole.refresh); // /console/sso/refresh
+      scope.get(SSO_TEST_PATH, ssoConsole.test); // /console/sso/test
       scope.get(SSO_DELETE_PATH, ssoConsole.deleteForm); // /console/sso/delete
       scope.post(SSO_DELETE_PATH, ssoConsole.delete);
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);

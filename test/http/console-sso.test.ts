@@ -186,6 +186,43 @@ for (const engine of transportEngines()) {
       assert.ok(!(await connections()).some((c) => c.name === 'Bad'));
     });
 
+    it('the test sign-in goes to the IdP in a new tab, and the ACS shows the attributes received, or what was wrong, signing nobody in', async () => {
+      const id = await created('testrun.test', 'tester@testrun.test');
+      assert.equal((await post('/console/sso/edit', id, { change: 'idp', method: 'metadata', metadataURL: idp.metadataUrl })).status, 303);
+      const shown = await page(id);
+      assert.match(shown.text, new RegExp(`href="/console/sso/test\\?tenant=${tenant}&amp;connection=${id}" target="_blank"`));
+      const run = async (email: string) => {
+        const start = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${id}`);
+        assert.equal(start.status, 303, start.text);
+        assert.ok(String(start.headers.location).startsWith(idp.ssoUrl), 'on to the IdP');
+        idp.setUser(email, { displayName: 'Tess Ter', groups: ['admins', 'staff'] });
+        const answer = await idp.respond(String(start.headers.location));
+        return t.request({
+          method: 'POST',
+          url: new URL(answer.acsUrl).pathname,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: answer.form.toString(),
+        });
+      };
+      const ok = await run('tester@testrun.test');
+      assert.equal(ok.status, 200, ok.text);
+      assert.match(ok.text, /<h1>Test sign-in worked<\/h1>/);
+      assert.match(ok.text, /<dt>displayName<\/dt><dd>Tess Ter<\/dd>/);
+      assert.match(ok.text, /<dt>groups<\/dt><dd>admins, staff<\/dd>/);
+      assert.equal(ok.headers['set-cookie'], undefined, 'nobody signed in');
+      const users = await t.gql(await t.rootToken(), '{ users(email: "tester@testrun.test") { id } }', {}, { tenant });
+      assert.deepEqual(users.body.data?.users, [], 'no account was made');
+      const notTester = await run('someone@testrun.test');
+      assert.equal(notTester.status, 200);
+      assert.match(notTester.text, /Test sign-in: not yet/);
+      assert.match(notTester.text, /someone@testrun\.test is not a tester of this connection, which is Testing: add them as a tester/);
+      // a connection that is not configured cannot be tested: said in words
+      const fresh = await created();
+      const refused = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${fresh}`);
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, /not available/);
+    });
+
     it('domains and testers are added and removed; the status moves to Enabled and back', async () => {
       const id = await created();
       const cert = makeCertificate({ days: 365 });

@@ -13,10 +13,10 @@ import type { PageCase, PageWorld, State } from './types.js';
 
 const TENANT = { iface: 'tenant' as const };
 
-/** a signing certificate valid for a year (made once, by openssl) */
+/** a signing certificate valid from 2020 to 2036, whatever the test clock says (made once, by openssl) */
 let certificate: string | undefined;
 const pem = () => {
-  certificate ??= makeCertificate({ subject: '/CN=idp.cases.test', days: 365 }).certPem;
+  certificate ??= makeCertificate({ subject: '/CN=idp.cases.test', validity: { notBefore: '20200101000000Z', notAfter: '20361231000000Z' } }).certPem;
   return certificate;
 };
 
@@ -128,6 +128,25 @@ export const SSO_CASES: PageCase[] = [
     },
     request: (w, s) => ({ path: '/console/sso/refresh', form: { tenant: w.C1, connection: s.id } }),
     effect: async (w, s) => assert.equal(new Date((await readBack(w, s.id)).metadataRefreshedAt).getTime(), w.t.clock.now().getTime()),
+  },
+  {
+    // the test sign-in: a redirect (303) to the IdP, in a new tab, for whom may read the connection
+    route: 'GET /console/sso/test',
+    row: 'ssoConnection',
+    prepare: async (w) => {
+      const s = await connectionOfC1(w);
+      await w.gql(
+        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }',
+        { u: { id: s.id, samlConfiguration: { signingCert: pem(), signInEndpoint: 'https://idp.cases.test/sso' } } },
+        { tenant: w.C1, ...TENANT },
+      );
+      return s;
+    },
+    request: (w, s) => ({ path: `/console/sso/test?tenant=${w.C1}&connection=${s.id}` }),
+    effect: async (_w, _s, res) => {
+      assert.equal(res.status, 303);
+      assert.ok(String(res.headers.location).startsWith('https://idp.cases.test/sso?SAMLRequest='), 'on to the IdP');
+    },
   },
   {
     route: 'GET /console/sso/delete',

@@ -52,6 +52,7 @@ export const SSO_CHECK_PATH = '/console/sso/check';
 export const SSO_EDIT_PATH = '/console/sso/edit';
 export const SSO_REFRESH_PATH = '/console/sso/refresh';
 export const SSO_DELETE_PATH = '/console/sso/delete';
+export const SSO_TEST_PATH = '/console/sso/test';
 
 export const ssoListPath = (tenantId: string) => `${SSO_PATH}${query({ tenant: tenantId })}`;
 export const connectionPath = (path: string, tenantId: string, connectionId: string, anchor = '') =>

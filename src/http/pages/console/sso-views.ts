@@ -15,7 +15,16 @@ import type { Session } from '../../../sessions/model.js';
 import { html, type Html } from '../html.js';
 import { csrfField } from '../page-kit.js';
 import { alert, noticeOf, type View, when } from './layout.js';
-import { connectionPath, SSO_CONNECTION_PATH, SSO_DELETE_PATH, SSO_EDIT_PATH, SSO_NEW_PATH, SSO_REFRESH_PATH, ssoListPath } from './paths.js';
+import {
+  connectionPath,
+  SSO_CONNECTION_PATH,
+  SSO_DELETE_PATH,
+  SSO_EDIT_PATH,
+  SSO_NEW_PATH,
+  SSO_REFRESH_PATH,
+  SSO_TEST_PATH,
+  ssoListPath,
+} from './paths.js';
 import type { Problem } from './problems.js';
 import { valuesToPaste } from './sso-wizard.js';
 
@@ -151,8 +160,13 @@ ${
     ? html`<section aria-labelledby="test-heading" id="test">
 <h2 id="test-heading">Test and enable</h2>
 ${c.status === 'Testing' ? html`<p class="hint">Set-up, step 4 of 4</p>` : ''}
-<p>While the connection is Testing only its testers sign in through it. To try it, open the sign-in link below <strong>in a private window</strong> (this window stays signed in as you) and sign in at the identity provider as a tester: a working connection lands the tester in this console; otherwise the page says what was wrong.</p>
-<p><a href="${o.sp.callbackURL}" target="_blank" rel="noopener">Test sign-in (opens a new tab)</a></p>
+<p>While the connection is Testing only its testers sign in through it. The test sign-in opens the identity provider in a new tab: sign in there as a tester. The tab then shows what the identity provider sent (the attributes), or what was wrong; nobody is signed in by it, and this tab stays signed in as you.</p>
+${
+  canTest
+    ? html`<p><a class="button" href="${connectionPath(SSO_TEST_PATH, tenant.id, c.id)}" target="_blank">Test sign-in<span class="visually-hidden"> (opens a new tab)</span></a></p>
+<p class="hint">A tester can also sign in for real at <code>${o.sp.callbackURL}</code>, or by typing their address at the sign-in page.</p>`
+    : html`<p>Move the connection back to Testing to test it.</p>`
+}
 ${p?.of === 'status' ? alert(p.problem) : ''}
 <div class="actions">${moves.map((s) => change(ctx, { change: 'status', status: s }, html`${MOVE_LABEL[s]}`, s === 'Disabled' ? 'secondary' : ''))}</div>
 </section>`

@@ -241,6 +241,20 @@ export function ssoPages(c: ConsoleKit) {
       return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
     },
 
+    /** GET /console/sso/test?tenant=…&connection=…: a test sign-in (in a new tab): on to the IdP;
+     *  the ACS shows what it received and signs nobody in. A GET, so that the redirect to the IdP
+     *  is not a form's (form-action 'self'); it changes nothing but an open request of 10 minutes. */
+    async test(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const q = queryOf(req);
+      const t = await c.inTenant(req, who, q.tenant);
+      const conn = await services.sso.get(t.caller, text(q.connection) ?? '');
+      const started = await services.ssoSignIn.startTest(conn.id, t.session);
+      if (started.kind === 'refused') throw badInput(started.message, { field: 'test' });
+      return reply.redirect(started.url, 303);
+    },
+
     /** GET /console/sso/delete?tenant=…&connection=… */
     async deleteForm(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.viewer(req, reply);
