@@ -60,12 +60,12 @@ export function connectionList(o: { tenant: TenantRef; connections: SsoConnectio
   return {
     title: `Single sign-on of ${tenant.name}`,
     body: html`${noticeOf(o.notice)}
+<p class="lead">People whose e-mail domain a connection serves sign in at your identity provider (SAML 2.0).</p>
 ${
   soon.length > 0
     ? html`<div class="warning" role="alert"><p><strong>${soon.length === 1 ? 'A connection’s' : `${soon.length} connections’`} identity-provider certificate expires within ${EXPIRY_WARNING_DAYS} days.</strong> When it expires nobody signs in through the connection: add the IdP’s new certificate (or refresh its metadata) before then.</p></div>`
     : ''
 }
-<p class="lead">People whose e-mail domain a connection serves sign in at your identity provider (SAML 2.0).</p>
 <p><a class="button" href="${`${SSO_NEW_PATH}?tenant=${tenant.id}`}">Set up a connection</a></p>
 ${
   connections.length === 0

@@ -31,14 +31,16 @@ function idpValues(form: Record<string, unknown>): IdpValues {
   };
 }
 
-/** The SAML configuration the IdP form asks for; refused, saying what is missing, when incomplete. */
-function samlOf(v: IdpValues, c: SsoConnection): SamlConfigurationInput {
+/** The SAML configuration the IdP form asks for; refused, saying what is missing, when incomplete
+ *  (the live check reads the certificate alone: the sign-in URL is needed only to save). */
+function samlOf(v: IdpValues, c: SsoConnection, checkOnly = false): SamlConfigurationInput {
   if (v.method === 'metadata') {
     if (v.metadataURL === '') throw badInput('Enter the metadata URL, or choose “Certificate and sign-in URL”.', { field: 'metadataURL' });
     return { metadataURL: v.metadataURL };
   }
   if (v.signingCert.trim() === '') throw badInput('Paste the signing certificate, or choose “Metadata URL”.', { field: 'signingCert' });
-  if (v.signInEndpoint === '' && !c.signInEndpoint) throw badInput('Enter the sign-in URL with the certificate.', { field: 'signInEndpoint' });
+  if (v.signInEndpoint === '' && !c.signInEndpoint && !checkOnly)
+    throw badInput('Enter the sign-in URL with the certificate.', { field: 'signInEndpoint' });
   return { signingCert: v.signingCert, ...(v.signInEndpoint ? { signInEndpoint: v.signInEndpoint } : {}) };
 }
 
@@ -167,7 +169,7 @@ export function ssoPages(c: ConsoleKit) {
       const values = idpValues(form);
       const conn = await services.sso.get(t.caller, text(form.connection) ?? '');
       try {
-        const saml = samlOf(values, conn);
+        const saml = samlOf(values, conn, true);
         const checked = await services.sso.inspect(t.caller, saml.metadataURL ?? null, saml.metadataURL ? null : (saml.signingCert ?? null));
         return showPage(reply, 200, who, t, conn, { idp: { values, checked } });
       } catch (err) {
