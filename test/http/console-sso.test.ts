@@ -238,6 +238,11 @@ for (const engine of transportEngines()) {
       assert.deepEqual([c?.domains.sort(), c?.testers], [[`corp${n}.test`, 'extra-corp.test'].sort(), ['t@extra-corp.test']]);
       assert.match((await page(id)).text, /Saved: added T@extra-corp\.test/);
       assert.equal((await post('/console/sso/edit', id, { change: 'removeTester', value: 't@extra-corp.test' })).status, 303);
+      assert.equal((await post('/console/sso/edit', id, { change: 'name', value: 'Corp Okta' })).status, 303);
+      assert.equal((await connection(id))?.name, 'Corp Okta');
+      const badName = await post('/console/sso/edit', id, { change: 'name', value: '   ' });
+      assert.equal(badName.status, 400);
+      assert.match(badName.text, /Enter a name/);
       assert.equal((await post('/console/sso/edit', id, { change: 'status', status: 'Enabled' })).status, 303);
       c = await connection(id);
       assert.deepEqual([c?.testers, c?.status], [[], 'Enabled']);

@@ -127,7 +127,7 @@ export interface ConnectionPageParts {
   /** the IdP form (sso-wizard.ts idpForm), with its check and problem */
   idp: Html;
   /** the problem of a domain or tester change, and which list it belongs to */
-  problem?: { of: 'domains' | 'testers' | 'status' | 'refresh'; problem: Problem; typed?: string };
+  problem?: { of: 'domains' | 'testers' | 'name' | 'status' | 'refresh'; problem: Problem; typed?: string | undefined };
 }
 
 export function connectionPage(o: {
@@ -207,10 +207,23 @@ ${valueList(
   p?.of === 'testers' ? p : undefined,
 )}
 ${certificates(c, now)}
+${renameForm(ctx, p?.of === 'name' ? p : undefined)}
 ${metadataPart(ctx, p?.of === 'refresh' ? p.problem : undefined)}
 ${setUp ? '' : html`${o.parts.idp}\n<details><summary>This service’s values for the identity provider</summary>${valuesToPaste(o.sp)}</details>`}
 <p class="actions"><a href="${ssoListPath(tenant.id)}">Back to the connections</a><a class="danger-link" href="${connectionPath(SSO_DELETE_PATH, tenant.id, c.id)}">Delete this connection</a></p>`,
   };
+}
+
+function renameForm(
+  o: { session: Session; tenant: TenantRef; c: SsoConnection },
+  failed: { problem: Problem; typed?: string | undefined } | undefined,
+): Html {
+  return html`<section aria-labelledby="name-heading" id="name"><h2 id="name-heading">Name</h2>
+${alert(failed?.problem)}
+<form class="fields" method="post" action="${SSO_EDIT_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="connection" value="${o.c.id}"><input type="hidden" name="change" value="name">
+<label for="rename">Name of the connection</label>
+<div class="inline"><input id="rename" name="value" type="text" maxlength="100" required value="${failed?.typed ?? o.c.name}"><button type="submit">Rename</button></div>
+</form></section>`;
 }
 
 function certificates(c: SsoConnection, now: Date): Html {

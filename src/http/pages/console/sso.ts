@@ -50,10 +50,12 @@ const CHANGES: Record<string, (value: string) => Partial<UpdateSsoConnectionInpu
   removeDomain: (v) => ({ removeDomains: [v] }),
   addTester: (v) => ({ addTesters: [v] }),
   removeTester: (v) => ({ removeTesters: [v] }),
+  name: (v) => ({ name: v }),
 };
 
 /** Which part of the connection's page a change's failure is shown in. */
-const PART_OF: Record<string, 'domains' | 'testers'> = {
+const PART_OF: Record<string, 'domains' | 'testers' | 'name'> = {
+  name: 'name',
   addDomain: 'domains',
   removeDomain: 'domains',
   addTester: 'testers',
@@ -200,7 +202,10 @@ export function ssoPages(c: ConsoleKit) {
           input = { id, status };
         } else if (CHANGES[kind]) {
           if (value === '')
-            throw badInput(PART_OF[kind] === 'domains' ? 'Enter a domain, like acme.com.' : 'Enter an e-mail address.', { field: 'value' });
+            throw badInput(
+              { domains: 'Enter a domain, like acme.com.', testers: 'Enter an e-mail address.', name: 'Enter a name.' }[PART_OF[kind] ?? 'name'],
+              { field: 'value' },
+            );
           input = { id, ...CHANGES[kind](value) };
         } else {
           throw badInput('Send one of the forms of the connection’s page.', { field: 'change' });
@@ -213,13 +218,17 @@ export function ssoPages(c: ConsoleKit) {
               : 'The identity provider’s side is saved.'
             : kind === 'status'
               ? STATUS_NOTICE[after.status]
-              : `Saved: ${kind.startsWith('add') ? 'added' : 'removed'} ${value}.`;
+              : kind === 'name'
+                ? `Renamed ${after.name}.`
+                : `Saved: ${kind.startsWith('add') ? 'added' : 'removed'} ${value}.`;
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const conn = await services.sso.get(t.caller, id);
         if (kind === 'idp') return showPage(reply, problem.status, who, t, conn, { idp: { values, problem } });
         const of = PART_OF[kind] ?? 'status';
-        return showPage(reply, problem.status, who, t, conn, { problem: { of, problem, typed: kind.startsWith('add') ? value : undefined } });
+        return showPage(reply, problem.status, who, t, conn, {
+          problem: { of, problem, typed: kind.startsWith('add') || kind === 'name' ? value : undefined },
+        });
       }
       await c.leaveNotice(t, notice);
       return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
