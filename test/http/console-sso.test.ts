@@ -47,6 +47,10 @@ for (const engine of transportEngines()) {
       (await tq(t, await t.rootToken(), '{ ssoConnections { id name status domains testers certificates { id } metadataURL } }', {}, tenant)).body
         .data.ssoConnections as { id: string; name: string; status: string; domains: string[]; testers: string[]; certificates: unknown[] }[];
     const connection = async (id: string) => (await connections()).find((c) => c.id === id);
+    const connectionCerts = async (id: string): Promise<string[]> =>
+      (await tq(t, await t.rootToken(), '{ ssoConnections { id certificates { id } } }', {}, tenant)).body.data.ssoConnections
+        .find((c: { id: string }) => c.id === id)
+        .certificates.map((c: { id: string }) => c.id);
 
     /** Step 1 of the wizard: a new connection with its domain; its id. */
     async function created(domain = `corp${++n}.test`, testers = ''): Promise<string> {
@@ -240,6 +244,16 @@ for (const engine of transportEngines()) {
       assert.equal((await post('/console/sso/edit', id, { change: 'removeTester', value: 't@extra-corp.test' })).status, 303);
       assert.equal((await post('/console/sso/edit', id, { change: 'name', value: 'Corp Okta' })).status, 303);
       assert.equal((await connection(id))?.name, 'Corp Okta');
+      // the last certificate of a Testing connection cannot go; a second one can
+      const [only] = (await connectionCerts(id)) as string[];
+      const last = await post('/console/sso/edit', id, { change: 'removeCertificate', value: only! });
+      assert.equal(last.status, 400);
+      assert.match(last.text, /it would be left without a certificate valid now/);
+      const next = makeCertificate({ days: 200 });
+      await post('/console/sso/edit', id, { change: 'idp', method: 'certificate', signingCert: next.certPem });
+      assert.equal((await connectionCerts(id)).length, 2);
+      assert.equal((await post('/console/sso/edit', id, { change: 'removeCertificate', value: only! })).status, 303);
+      assert.equal((await connectionCerts(id)).length, 1);
       const badName = await post('/console/sso/edit', id, { change: 'name', value: '   ' });
       assert.equal(badName.status, 400);
       assert.match(badName.text, /Enter a name/);

@@ -243,6 +243,14 @@ const RULES: readonly Rule[] = [
     }),
   },
   {
+    code: 'BAD_USER_INPUT',
+    message: /^the update would leave the connection without a usable IdP configuration/,
+    words: () => ({
+      message: 'People sign in through this connection, and it would be left without a certificate valid now.',
+      advice: 'Add the identity provider’s new certificate first, then remove this one; or disable the connection.',
+    }),
+  },
+  {
     code: 'NOT_FOUND',
     message: /^SSO connection not found$/,
     words: ({ context }) => ({

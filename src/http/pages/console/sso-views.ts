@@ -127,7 +127,7 @@ export interface ConnectionPageParts {
   /** the IdP form (sso-wizard.ts idpForm), with its check and problem */
   idp: Html;
   /** the problem of a domain or tester change, and which list it belongs to */
-  problem?: { of: 'domains' | 'testers' | 'name' | 'status' | 'refresh'; problem: Problem; typed?: string | undefined };
+  problem?: { of: 'domains' | 'testers' | 'name' | 'certificates' | 'status' | 'refresh'; problem: Problem; typed?: string | undefined };
 }
 
 export function connectionPage(o: {
@@ -206,7 +206,7 @@ ${valueList(
   },
   p?.of === 'testers' ? p : undefined,
 )}
-${certificates(c, now)}
+${certificates(ctx, now, p?.of === 'certificates' ? p.problem : undefined)}
 ${renameForm(ctx, p?.of === 'name' ? p : undefined)}
 ${metadataPart(ctx, p?.of === 'refresh' ? p.problem : undefined)}
 ${setUp ? '' : html`${o.parts.idp}\n<details><summary>This service’s values for the identity provider</summary>${valuesToPaste(o.sp)}</details>`}
@@ -226,17 +226,25 @@ ${alert(failed?.problem)}
 </form></section>`;
 }
 
-function certificates(c: SsoConnection, now: Date): Html {
+function certificates(o: { session: Session; tenant: TenantRef; c: SsoConnection }, now: Date, problem: Problem | undefined): Html {
+  const { c } = o;
   if (c.certificates.length === 0) return html``;
-  return html`<section aria-labelledby="certs-heading"><h2 id="certs-heading">Signing certificates</h2>
+  return html`<section aria-labelledby="certs-heading" id="certificates"><h2 id="certs-heading">Signing certificates</h2>
+${alert(problem)}
 ${certificateExpiresSoon(c, now) ? html`<div class="warning" role="alert"><p>${expiryWarning(c, now)}: add the identity provider’s new certificate before then (or refresh its metadata), or nobody can sign in.</p></div>` : ''}
 <div class="scroll"><table class="stack">
 <caption>Certificates the identity provider signs with</caption>
-<thead><tr><th scope="col">Subject</th><th scope="col">Issuer</th><th scope="col">Valid from</th><th scope="col">Valid until</th><th scope="col">From</th></tr></thead>
+<thead><tr><th scope="col">Subject</th><th scope="col">Issuer</th><th scope="col">Valid from</th><th scope="col">Valid until</th><th scope="col">From</th><th scope="col">Actions</th></tr></thead>
 <tbody>${c.certificates.map(
     (cert) =>
-      html`<tr><th scope="row">${cert.name ?? cert.subject}</th><td data-label="Issuer">${cert.issuer}</td><td data-label="Valid from">${when(cert.notBefore)}</td><td data-label="Valid until">${when(cert.expiresAt)}</td><td data-label="From">${cert.fromMetadata ? 'metadata' : 'pasted'}</td></tr>`,
-  )}</tbody></table></div></section>`;
+      html`<tr><th scope="row">${cert.name ?? cert.subject}</th><td data-label="Issuer">${cert.issuer}</td><td data-label="Valid from">${when(cert.notBefore)}</td><td data-label="Valid until">${when(cert.expiresAt)}</td><td data-label="From">${cert.fromMetadata ? 'metadata' : 'pasted'}</td><td class="row-actions">${change(
+        o,
+        { change: 'removeCertificate', value: cert.id },
+        html`Remove<span class="visually-hidden"> the certificate valid until ${cert.expiresAt.toISOString().slice(0, 10)}</span>`,
+        'link',
+      )}</td></tr>`,
+  )}</tbody></table></div>
+<p class="hint">During a key rollover at the identity provider, add its new certificate (or let the metadata list both), switch the IdP to it, then remove the old one here. While people sign in through the connection it keeps at least one certificate valid now.</p></section>`;
 }
 
 function metadataPart(o: { session: Session; tenant: TenantRef; c: SsoConnection }, problem: Problem | undefined): Html {

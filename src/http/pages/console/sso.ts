@@ -51,11 +51,13 @@ const CHANGES: Record<string, (value: string) => Partial<UpdateSsoConnectionInpu
   addTester: (v) => ({ addTesters: [v] }),
   removeTester: (v) => ({ removeTesters: [v] }),
   name: (v) => ({ name: v }),
+  removeCertificate: (v) => ({ samlConfiguration: { removeCertificates: [v] } }),
 };
 
 /** Which part of the connection's page a change's failure is shown in. */
-const PART_OF: Record<string, 'domains' | 'testers' | 'name'> = {
+const PART_OF: Record<string, 'domains' | 'testers' | 'name' | 'certificates'> = {
   name: 'name',
+  removeCertificate: 'certificates',
   addDomain: 'domains',
   removeDomain: 'domains',
   addTester: 'testers',
@@ -203,7 +205,12 @@ export function ssoPages(c: ConsoleKit) {
         } else if (CHANGES[kind]) {
           if (value === '')
             throw badInput(
-              { domains: 'Enter a domain, like acme.com.', testers: 'Enter an e-mail address.', name: 'Enter a name.' }[PART_OF[kind] ?? 'name'],
+              {
+                domains: 'Enter a domain, like acme.com.',
+                testers: 'Enter an e-mail address.',
+                name: 'Enter a name.',
+                certificates: 'Choose a certificate.',
+              }[PART_OF[kind] ?? 'name'],
               { field: 'value' },
             );
           input = { id, ...CHANGES[kind](value) };
@@ -220,7 +227,9 @@ export function ssoPages(c: ConsoleKit) {
               ? STATUS_NOTICE[after.status]
               : kind === 'name'
                 ? `Renamed ${after.name}.`
-                : `Saved: ${kind.startsWith('add') ? 'added' : 'removed'} ${value}.`;
+                : kind === 'removeCertificate'
+                  ? 'The certificate was removed.'
+                  : `Saved: ${kind.startsWith('add') ? 'added' : 'removed'} ${value}.`;
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const conn = await services.sso.get(t.caller, id);
