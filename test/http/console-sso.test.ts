@@ -257,6 +257,10 @@ for (const engine of transportEngines()) {
       const badName = await post('/console/sso/edit', id, { change: 'name', value: '   ' });
       assert.equal(badName.status, 400);
       assert.match(badName.text, /Enter a name/);
+      const longName = await post('/console/sso/edit', id, { change: 'name', value: 'x'.repeat(101) });
+      assert.equal(longName.status, 400);
+      assert.match(longName.text, /The name must be 1 to 100 characters\..*like “Acme Okta”/s);
+      assert.equal((await connection(id))?.name, 'Corp Okta');
       assert.equal((await post('/console/sso/edit', id, { change: 'status', status: 'Enabled' })).status, 303);
       c = await connection(id);
       assert.deepEqual([c?.testers, c?.status], [[], 'Enabled']);

@@ -251,6 +251,15 @@ const RULES: readonly Rule[] = [
     }),
   },
   {
+    code: 'BAD_USER_INPUT',
+    field: 'connectionName',
+    message: /^name (.+)$/,
+    words: ({ groups: [problem] }) => ({
+      message: `The name ${problem}.`,
+      advice: 'Enter a short name for you and the other Administrators, like “Acme Okta”.',
+    }),
+  },
+  {
     code: 'NOT_FOUND',
     message: /^SSO connection not found$/,
     words: ({ context }) => ({

@@ -7,10 +7,10 @@
 // handler calls the same SsoService methods as the GraphQL resolvers: the same authorization.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { assertCan } from '../../../access/policy.js';
-import { badInput } from '../../../errors.js';
+import { AppError, badInput } from '../../../errors.js';
 import type { SamlConfigurationInput, UpdateSsoConnectionInput } from '../../../sso/service.js';
 import type { SsoConnection, SsoConnectionStatus } from '../../../sso/model.js';
-import { STATUSES } from '../../../sso/model.js';
+import { checkConnectionName, STATUSES } from '../../../sso/model.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
 import { CONSOLE_PATH, connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
@@ -44,13 +44,24 @@ function samlOf(v: IdpValues, c: SsoConnection, checkOnly = false): SamlConfigur
   return { signingCert: v.signingCert, ...(v.signInEndpoint ? { signInEndpoint: v.signInEndpoint } : {}) };
 }
 
+/** The connection's name checked as the service checks it (sso/model.ts), its refusal under a
+ *  field of its own: the console's words for a credential's name (problems.ts) do not fit it. */
+function connectionName(raw: string): string {
+  try {
+    return checkConnectionName(raw);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'BAD_USER_INPUT') throw badInput(err.message, { field: 'connectionName' });
+    throw err;
+  }
+}
+
 /** What each `change` of the edit form asks of updateSSOConnection. */
 const CHANGES: Record<string, (value: string) => Partial<UpdateSsoConnectionInput>> = {
   addDomain: (v) => ({ addDomains: [v] }),
   removeDomain: (v) => ({ removeDomains: [v] }),
   addTester: (v) => ({ addTesters: [v] }),
   removeTester: (v) => ({ removeTesters: [v] }),
-  name: (v) => ({ name: v }),
+  name: (v) => ({ name: connectionName(v) }),
   removeCertificate: (v) => ({ samlConfiguration: { removeCertificates: [v] } }),
 };
 
@@ -141,7 +152,7 @@ export function ssoPages(c: ConsoleKit) {
       const values: NewValues = { name: text(form.name) ?? '', domains: text(form.domains) ?? '', testers: text(form.testers) ?? '' };
       try {
         const made = await services.sso.create(t.caller, {
-          name: values.name,
+          name: connectionName(values.name),
           type: 'saml',
           domains: lines(values.domains),
           testers: lines(values.testers),
