@@ -60,7 +60,16 @@ import {
   USER_RESET_PATH,
   USER_ROLE_ASSIGN_PATH,
   USER_ROLE_REMOVE_PATH,
+  SSO_CHECK_PATH,
+  SSO_CONNECTION_PATH,
+  SSO_DELETE_PATH,
+  SSO_EDIT_PATH,
+  SSO_NEW_PATH,
+  SSO_PATH,
+  SSO_REFRESH_PATH,
+  SSO_TEST_PATH,
 } from './pages/console/paths.js';
+import { ssoPages as ssoConsolePages } from './pages/console/sso.js';
 import { tenantForms } from './pages/console/tenant-forms.js';
 import { tenantPages } from './pages/console/tenants.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
@@ -273,6 +282,18 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
       scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
       scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
+      // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
+      const ssoConsole = ssoConsolePages(c);
+      scope.get(SSO_PATH, ssoConsole.list); // /console/sso
+      scope.get(SSO_NEW_PATH, ssoConsole.newForm); // /console/sso/new
+      scope.post(SSO_NEW_PATH, ssoConsole.create);
+      scope.get(SSO_CONNECTION_PATH, ssoConsole.connection); // /console/sso/connection
+      scope.post(SSO_CHECK_PATH, ssoConsole.check); // /console/sso/check
+      scope.post(SSO_EDIT_PATH, ssoConsole.edit); // /console/sso/edit
+      scope.post(SSO_REFRESH_PATH, ssoConsole.refresh); // /console/sso/refresh
+      scope.get(SSO_TEST_PATH, ssoConsole.test); // /console/sso/test
+      scope.get(SSO_DELETE_PATH, ssoConsole.deleteForm); // /console/sso/delete
+      scope.post(SSO_DELETE_PATH, ssoConsole.delete);
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });

@@ -165,6 +165,26 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.stack .row-actions { padding-top: .35rem; }
 }
+/* single sign-on (console/sso*.ts): pasted values and certificates, lists with a remove button each, the wizard's instructions */
+textarea { display: block; width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+textarea.mono { font-size: .85rem; }
+input[type=url] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+input[type=radio] { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: var(--accent); }
+textarea:focus, input[type=radio]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+.inline-form { display: inline; }
+.inline-form button { margin: 0; }
+ul.values { list-style: none; padding: 0; margin: .5rem 0; }
+ul.values li { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: baseline; padding: .3rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.expiry { color: #7a4f00; font-weight: 600; }
+details { margin: .75rem 0; padding: .25rem .75rem; border: 1px solid var(--line); border-radius: 6px; }
+summary { cursor: pointer; font-weight: 600; padding: .25rem 0; }
+summary:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+details ol { padding-left: 1.25rem; }
+section { margin-top: 2rem; }
+h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
+a.danger-link, a.danger-link:visited { color: var(--bad); }
+.cert-check { margin: .75rem 0; padding-top: .5rem; border-top: 1px solid var(--line); }
+.cert-check dd code { font-size: .8rem; }
 /* users (console/users-views.ts): the list's filters side by side where they fit; forms that are one button */
 .users-filter { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .5rem 1rem; align-items: end; margin: 1rem 0; }
 .users-filter label { margin-top: 0; }

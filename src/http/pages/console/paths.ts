@@ -46,6 +46,7 @@ export interface SectionRule {
 export const SECTIONS: readonly SectionRule[] = [
   { id: 'tenant', label: 'Overview', path: '/console/tenant', permission: 'tenants.read' },
   { id: 'users', label: 'Users', path: '/console/users', permission: 'users.read' },
+  { id: 'sso', label: 'Single sign-on', path: '/console/sso', permission: 'sso.manage' },
   { id: 'credentials', label: 'API credentials', path: CREDENTIALS_PATH, permission: 'clients.read' },
   { id: 'audit', label: 'Audit trail', path: AUDIT_PATH, permission: 'audit.read' },
 ];
@@ -93,3 +94,17 @@ export interface UserFilters {
 export const usersPath = (tenantId: string, filters: UserFilters = {}, page?: number) =>
   `${USERS_PATH}${query({ tenant: tenantId, ...filters, page: page && page > 1 ? page : undefined })}`;
 export const userPath = (path: string, tenantId: string, userId: string) => `${path}${query({ tenant: tenantId, user: userId })}`;
+
+// single sign-on (sso.ts: the connections and the set-up wizard)
+export const SSO_PATH = '/console/sso';
+export const SSO_NEW_PATH = '/console/sso/new';
+export const SSO_CONNECTION_PATH = '/console/sso/connection';
+export const SSO_CHECK_PATH = '/console/sso/check';
+export const SSO_EDIT_PATH = '/console/sso/edit';
+export const SSO_REFRESH_PATH = '/console/sso/refresh';
+export const SSO_DELETE_PATH = '/console/sso/delete';
+export const SSO_TEST_PATH = '/console/sso/test';
+
+export const ssoListPath = (tenantId: string) => `${SSO_PATH}${query({ tenant: tenantId })}`;
+export const connectionPath = (path: string, tenantId: string, connectionId: string, anchor = '') =>
+  `${path}${query({ tenant: tenantId, connection: connectionId })}${anchor}`;
