@@ -133,6 +133,7 @@ for (const engine of transportEngines()) {
 
     const cases = (): Record<string, FormCase> => {
       let ssoBefore = 0;
+      let forced: { clientId: string; secret: string } | undefined;
       let ssoEdited = '';
       let target = '';
       let email = '';
@@ -260,6 +261,16 @@ for (const engine of transportEngines()) {
           },
           unchanged: async () => assert.equal(await clientCount(), countBefore),
           acts: 303,
+        },
+        '/console/credentials/force-rotate': {
+          prepare: async () => {
+            forced = await createClient(t, await t.rootToken(), `forms-force-${Date.now()}`);
+            const page = await admin.client.get(`/console/credentials/force-rotate?tenant=1&client=${forced.clientId}`);
+            return { client: admin.client, page, fields: { tenant: '1', client: forced.clientId } };
+          },
+          // the secret still obtains tokens: no rotation happened
+          unchanged: async () => assert.equal((await t.tokenResponse(forced!.clientId, forced!.secret)).status, 200),
+          acts: 200,
         },
         '/console/sso/new': {
           prepare: async () => {
