@@ -1,14 +1,14 @@
 // Credential use cases. Each one checks authorization first, then the rules, then writes all it
 // changes in one transaction together with its audit event.
 import { randomUUID } from 'node:crypto';
-import { checkGrantableRoles, mayGrant } from '../access/grants.js';
+import { checkGrantableRoles } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, roleLabel } from '../access/roles.js';
+import { isRoleId } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
 import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited } from '../errors.js';
+import { badInput, conflict, DuplicateKeyError, notFound, rateLimited } from '../errors.js';
 import { checkPage } from '../paging.js';
 import type { Transactional } from '../transaction.js';
 import { searchKey } from '../text.js';
