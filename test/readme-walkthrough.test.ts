@@ -98,6 +98,7 @@ describe('the README walkthrough', () => {
       assert.match(out, /"status": "Testing"/); // SSO connection configured by hand
       assert.match(out, /"certName": "acme-2026"/);
       assert.match(out, /SP metadata: 200 application\/samlmetadata\+xml/);
+      assert.match(out, /console: 303 to http:\/\/127\.0\.0\.1:8090\/login\?return_to=%2Fconsole%2Ftenant%3Ftenant%3D\d+/);
       assert.deepEqual(first?.requests ?? [], [], 'nothing was sent to the server on 8080');
     } finally {
       await first?.close();

@@ -1,14 +1,14 @@
 // Credential use cases. Each one checks authorization first, then the rules, then writes all it
 // changes in one transaction together with its audit event.
 import { randomUUID } from 'node:crypto';
-import { checkGrantableRoles, mayGrant } from '../access/grants.js';
+import { checkGrantableRoles } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import type { Caller, Principal } from '../access/principal.js';
-import { isRoleId, roleLabel } from '../access/roles.js';
+import { isRoleId } from '../access/roles.js';
 import { heldRoleNames } from '../access/scope.js';
 import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { Clock } from '../clock.js';
-import { badInput, conflict, DuplicateKeyError, forbidden, notFound, rateLimited } from '../errors.js';
+import { badInput, conflict, DuplicateKeyError, notFound, rateLimited } from '../errors.js';
 import { checkPage } from '../paging.js';
 import type { Transactional } from '../transaction.js';
 import { searchKey } from '../text.js';
@@ -25,6 +25,7 @@ import {
   type Client,
 } from './model.js';
 import { digestsEqual, generateSecret, hashSecret, plausibleSecret, secretHint } from './secret.js';
+import { assertMayTakeOver } from './takeover.js';
 import type { LastUsedRecorder } from './last-used.js';
 import type { PrincipalStore } from '../access/store.js';
 import type { AuditStore } from '../audit/store.js';
@@ -244,12 +245,8 @@ export class CredentialService {
     const client = await this.store.transaction(async (tx) => {
       const found = await tx.credentials.findClient(tenant.id, ref, true);
       if (!found) throw notFound('Client');
-      // The new secret goes to the caller: it must not get a client more powerful than itself
-      // could create (Operations can revoke any client with deleteClient, not take it over).
-      const beyond = [...new Set(found.roleAssignments.filter((a) => !mayGrant(caller, a.roleId, now)).map((a) => a.roleId))];
-      if (beyond.length > 0) {
-        throw forbidden(`This client holds roles you could not give it (${beyond.map(roleLabel).join(', ')}); revoke it with deleteClient instead`);
-      }
+      // the new secret goes to the caller (takeover.ts)
+      assertMayTakeOver(caller, found, now);
       // Suspected leak: every earlier secret, and every token obtained with one, ends now.
       await tx.credentials.revokeSecrets(found.id, now);
       await this.insertNewSecret(tx, found, secret, now, principal);

@@ -23,8 +23,55 @@ import { REVOCATION_PATH, revocationEndpoint } from './oauth/revocation-endpoint
 import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
 import { copyScript, stylesheet } from './pages/assets.js';
-import { consolePages } from './pages/console-pages.js';
-import { CONSOLE_PATH, CREDENTIALS_PATH, DELETE_PATH, NEW_PATH, ROTATE_PATH } from './pages/console-views.js';
+import { credentialPages } from './pages/console/credentials.js';
+import { userPages } from './pages/console/users.js';
+import { accountPages } from './pages/console/account.js';
+import { homePages } from './pages/console/home.js';
+import { consoleKit } from './pages/console/kit.js';
+import { auditPages } from './pages/console/audit.js';
+import {
+  ACCOUNT_AUTHENTICATOR_CONFIRM_PATH,
+  ACCOUNT_AUTHENTICATOR_PATH,
+  ACCOUNT_PASSWORD_PATH,
+  ACCOUNT_PATH,
+  ACCOUNT_RECOVERY_CODES_PATH,
+  ACCOUNT_SESSIONS_PATH,
+  AUDIT_PATH,
+  CONSOLE_PATH,
+  CREDENTIALS_PATH,
+  DELETE_PATH,
+  FORCE_ROTATE_PATH,
+  NEW_PATH,
+  ROTATE_PATH,
+  TENANTS_PATH,
+  TENANT_EDIT_PATH,
+  TENANT_LABELS_PATH,
+  TENANT_NEW_PATH,
+  TENANT_OFFERINGS_PATH,
+  TENANT_PATH,
+  TENANT_SUBSCRIPTIONS_PATH,
+  TENANT_SUPPORT_PATH,
+  USERS_PATH,
+  USER_DELETE_PATH,
+  USER_DISABLE_PATH,
+  USER_ENABLE_PATH,
+  USER_INVITE_PATH,
+  USER_PATH,
+  USER_RESET_PATH,
+  USER_ROLE_ASSIGN_PATH,
+  USER_ROLE_REMOVE_PATH,
+  SSO_CHECK_PATH,
+  SSO_CONNECTION_PATH,
+  SSO_DELETE_PATH,
+  SSO_EDIT_PATH,
+  SSO_NEW_PATH,
+  SSO_PATH,
+  SSO_REFRESH_PATH,
+  SSO_TEST_PATH,
+} from './pages/console/paths.js';
+import { ssoPages as ssoConsolePages } from './pages/console/sso.js';
+import { tenantForms } from './pages/console/tenant-forms.js';
+import { tenantPages } from './pages/console/tenants.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
@@ -178,19 +225,76 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     pages.post('/sso/saml/:id/acs', { bodyLimit: ACS_BODY_LIMIT, errorHandler: sso.acsBodyTooLarge }, sso.acs);
     pages.get('/sso/saml/finish', sso.finish);
 
-    // the credentials console (pages/console-pages.ts): its failures are pages of its own
+    // the console (pages/console/): its failures are pages of its own (pages/console/kit.ts, failed)
     await pages.register(async (scope) => {
-      const console = consolePages(kit);
-      scope.setErrorHandler(console.failed);
-      scope.get(CONSOLE_PATH, console.tenants); // /console
-      scope.get(CREDENTIALS_PATH, console.credentials); // /console/credentials
-      scope.get(NEW_PATH, console.newForm); // /console/credentials/new
-      scope.post(NEW_PATH, console.create);
-      scope.get(ROTATE_PATH, console.rotateForm); // /console/credentials/rotate
-      scope.post(ROTATE_PATH, console.rotate);
-      scope.get(DELETE_PATH, console.deleteForm); // /console/credentials/delete
-      scope.post(DELETE_PATH, console.delete);
-      scope.all(`${CONSOLE_PATH}/*`, console.unknownPage);
+      const c = consoleKit(kit);
+      scope.setErrorHandler(c.failed);
+      const home = homePages(c);
+      scope.get(CONSOLE_PATH, home.tenants); // /console
+      // a tenant's API credentials (pages/console/credentials.ts)
+      const credentials = credentialPages(c);
+      scope.get(CREDENTIALS_PATH, credentials.credentials); // /console/credentials
+      scope.get(NEW_PATH, credentials.newForm); // /console/credentials/new
+      scope.post(NEW_PATH, credentials.create);
+      scope.get(ROTATE_PATH, credentials.rotateForm); // /console/credentials/rotate
+      scope.post(ROTATE_PATH, credentials.rotate);
+      scope.get(FORCE_ROTATE_PATH, credentials.forceRotateForm); // /console/credentials/force-rotate
+      scope.post(FORCE_ROTATE_PATH, credentials.forceRotate);
+      scope.get(DELETE_PATH, credentials.deleteForm); // /console/credentials/delete
+      scope.post(DELETE_PATH, credentials.delete);
+      // tenants: the overview, the search, and the forms that change them (pages/console/tenants.ts, tenant-forms.ts)
+      const tenants = tenantPages(c);
+      const tenantForm = tenantForms(c);
+      scope.get(TENANT_PATH, tenants.overview); // /console/tenant
+      scope.get(TENANTS_PATH, tenants.search); // /console/tenants
+      scope.get(TENANT_NEW_PATH, tenantForm.newForm); // /console/tenant/new
+      scope.post(TENANT_NEW_PATH, tenantForm.create);
+      scope.get(TENANT_EDIT_PATH, tenantForm.editForm); // /console/tenant/edit
+      scope.post(TENANT_EDIT_PATH, tenantForm.update);
+      scope.get(TENANT_SUPPORT_PATH, tenantForm.supportForm); // /console/tenant/support
+      scope.post(TENANT_SUPPORT_PATH, tenantForm.support);
+      scope.get(TENANT_LABELS_PATH, tenantForm.labels); // /console/tenant/labels
+      scope.post(TENANT_LABELS_PATH, tenantForm.label);
+      scope.get(TENANT_SUBSCRIPTIONS_PATH, tenantForm.subscriptions); // /console/tenant/subscriptions
+      scope.post(TENANT_SUBSCRIPTIONS_PATH, tenantForm.assign);
+      scope.get(TENANT_OFFERINGS_PATH, tenantForm.offerings); // /console/tenant/offerings
+      scope.post(TENANT_OFFERINGS_PATH, tenantForm.offer);
+      // a tenant's audit trail (pages/console/audit.ts)
+      scope.get(AUDIT_PATH, auditPages(c).trail); // /console/audit
+      // a tenant's users (pages/console/users.ts) and the person's own account (pages/console/account.ts)
+      const users = userPages(c);
+      scope.get(USERS_PATH, users.users); // /console/users
+      scope.get(USER_INVITE_PATH, users.inviteForm); // /console/users/invite
+      scope.post(USER_INVITE_PATH, users.invite);
+      scope.get(USER_PATH, users.user); // /console/users/user
+      scope.post(USER_ROLE_ASSIGN_PATH, users.assignRole); // /console/users/roles
+      scope.post(USER_ROLE_REMOVE_PATH, users.removeRole); // /console/users/roles/remove
+      scope.post(USER_DISABLE_PATH, users.disable); // /console/users/disable
+      scope.post(USER_ENABLE_PATH, users.enable); // /console/users/enable
+      scope.post(USER_RESET_PATH, users.reset); // /console/users/reset
+      scope.get(USER_DELETE_PATH, users.deleteForm); // /console/users/delete
+      scope.post(USER_DELETE_PATH, users.delete);
+      const account = accountPages(c);
+      scope.get(ACCOUNT_PATH, account.account); // /console/account
+      scope.post(ACCOUNT_PASSWORD_PATH, account.changePassword); // /console/account/password
+      scope.post(ACCOUNT_SESSIONS_PATH, account.signOutEverywhere); // /console/account/sessions
+      scope.get(ACCOUNT_AUTHENTICATOR_PATH, account.pendingReenrolment); // /console/account/authenticator
+      scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
+      scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
+      scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
+      // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
+      const ssoConsole = ssoConsolePages(c);
+      scope.get(SSO_PATH, ssoConsole.list); // /console/sso
+      scope.get(SSO_NEW_PATH, ssoConsole.newForm); // /console/sso/new
+      scope.post(SSO_NEW_PATH, ssoConsole.create);
+      scope.get(SSO_CONNECTION_PATH, ssoConsole.connection); // /console/sso/connection
+      scope.post(SSO_CHECK_PATH, ssoConsole.check); // /console/sso/check
+      scope.post(SSO_EDIT_PATH, ssoConsole.edit); // /console/sso/edit
+      scope.post(SSO_REFRESH_PATH, ssoConsole.refresh); // /console/sso/refresh
+      scope.get(SSO_TEST_PATH, ssoConsole.test); // /console/sso/test
+      scope.get(SSO_DELETE_PATH, ssoConsole.deleteForm); // /console/sso/delete
+      scope.post(SSO_DELETE_PATH, ssoConsole.delete);
+      scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);
     });
   });
 }

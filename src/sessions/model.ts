@@ -35,6 +35,9 @@ export interface SessionState {
   pendingSetup?: { setupTokenHash: string; email: string };
   /** where to go once signed in (a path of this service) */
   returnTo?: string;
+  /** a signed-in person replacing their authenticator (the account page): the new key, sealed,
+   *  until a first code from it confirms it */
+  reenrol?: { pendingSecret: string };
   /** a message for the next console page, shown once (what a redirect after a change reports;
    *  never a secret) */
   notice?: string;

@@ -1,5 +1,7 @@
 // Session use cases: start an anonymous session for a sign-in, find the session a cookie names
 // (ending it if it no longer holds), sign in under a new id (no session fixation), sign out.
+import { principalEvent } from '../audit/model.js';
+import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { Transactional } from '../transaction.js';
@@ -8,6 +10,13 @@ import type { SessionStore, SessionWithUser } from './store.js';
 
 export interface SessionStores {
   sessions: SessionStore;
+  audit: Pick<AuditStore, 'insertEvent'>;
+}
+
+/** Whose sessions: the signed-in user (its home tenant is where the audit event goes). */
+export interface SessionOwner {
+  id: string;
+  tenantId: string;
 }
 
 /** last_seen_at is written at most this often: a page view is not a write */
@@ -45,6 +54,33 @@ export class SessionService implements SessionLifecycle {
     if (now.getTime() - found.lastSeenAt.getTime() >= TOUCH_EVERY_MS) await this.store.sessions.touchSession(idHash, now);
     const { user: _user, ...session } = found;
     return session;
+  }
+
+  /** The live sessions of the signed-in person who holds `session` (theirs only), most recently seen first. */
+  async ofUser(session: Session): Promise<Session[]> {
+    if (!session.userId) return [];
+    const now = this.clock.now();
+    const all = await this.store.sessions.listUserSessions(session.userId);
+    return all.filter((s) => s.expiresAt > now && now.getTime() - s.lastSeenAt.getTime() < this.timeouts.idleSeconds * 1000);
+  }
+
+  /** Signs the person out everywhere but here: every other session of theirs ends, with its audit event. How many ended. */
+  async endOthers(session: Session, owner: SessionOwner): Promise<number> {
+    if (session.userId !== owner.id) throw new Error('a session ends only its own user’s other sessions');
+    return await this.store.transaction(async (tx) => {
+      const ended = await tx.sessions.deleteOtherUserSessions(owner.id, session.idHash);
+      await tx.audit.insertEvent(
+        principalEvent(
+          { kind: 'user', id: owner.id },
+          this.clock.now(),
+          owner.tenantId,
+          'user.sessions_ended',
+          { kind: 'user', id: owner.id },
+          { ended },
+        ),
+      );
+      return ended;
+    });
   }
 
   private holds(s: SessionWithUser, now: Date): boolean {

@@ -19,6 +19,10 @@ export interface SessionStore {
   touchSession(idHash: Buffer, at: Date): Promise<void>;
   updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
   deleteUserSessions(userId: string): Promise<void>;
+  /** The signed-in sessions of a user, the most recently seen first. */
+  listUserSessions(userId: string): Promise<Session[]>;
+  /** Deletes the user's sessions but one (the one asking); how many. */
+  deleteOtherUserSessions(userId: string, keepIdHash: Buffer): Promise<number>;
   recordSignIn(userId: string, at: Date): Promise<void>;
   /** removes sessions past their absolute end; returns how many */
   /** Deletes sessions past their absolute end (`now`) or idle since before `idleSince`; how many. */

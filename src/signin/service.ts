@@ -396,6 +396,128 @@ export class SignInService {
     return issued ? { kind: 'next', step: 'enrol', issued } : { kind: 'restart' };
   }
 
+  /**
+   * A signed-in person changes their own password: the current one first (counted as a sign-in's
+   * password is, so that a session left open does not make guessing it cheaper), then the policy
+   * as at set-up. Their sessions go on.
+   */
+  async changePassword(
+    session: Session,
+    form: { current: string; password: string; confirmation: string },
+    attempt: Attempt,
+  ): Promise<{ kind: 'changed' } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.passwordHash)
+      return refusal(400, 'Your account has no password to change: it signs in through single sign-on, or was reset.');
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'password'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
+    if (!(await verifyPassword(user.passwordHash, form.current))) {
+      await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, 'password', 'failure');
+      return refusal(400, 'Your current password is not right.');
+    }
+    await this.gate.release(reservation);
+    if (form.password !== form.confirmation) return refusal(400, 'The two new passwords differ.');
+    if (form.password === form.current) return refusal(400, 'The new password is the same as the current one.');
+    const local = user.email.split('@')[0] ?? '';
+    const problem = passwordProblem(form.password, [user.email, local, this.settings.issuer]);
+    if (problem) return refusal(400, problem);
+    const hash = await hashPassword(form.password);
+    const changed = await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (!(await tx.signIn.changePassword(user.id, hash, now))) return false;
+      await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed'));
+      return true;
+    });
+    return changed ? { kind: 'changed' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+  }
+
+  /**
+   * A signed-in person replaces their recovery codes (the old ones stop working): a current code
+   * from their authenticator first, counted as a sign-in's code is. The ten new codes are returned
+   * to be shown once.
+   */
+  async renewRecoveryCodes(session: Session, code: string, attempt: Attempt): Promise<{ kind: 'renewed'; codes: string[] } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.totpSecretSealed)
+      return refusal(400, 'Your account has no authenticator: it signs in through single sign-on, or was reset.');
+    const checked = await this.currentCode(user, code, attempt);
+    if (checked) return checked;
+    const codes = newRecoveryCodes();
+    const renewed = await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (!(await tx.signIn.replaceRecoveryCodes(user.id, codes.map(hashRecoveryCode), now))) return false;
+      await tx.audit.insertEvent(userEvent(user, now, 'user.recovery_codes_renewed'));
+      return true;
+    });
+    return renewed ? { kind: 'renewed', codes } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+  }
+
+  /**
+   * A signed-in person replaces their authenticator, step 1: a current code from the one they
+   * have; then a new key, kept sealed in their session until a code from it confirms it (step 2).
+   */
+  async beginReenrolment(session: Session, code: string, attempt: Attempt): Promise<{ kind: 'pending'; secret: TotpSecret } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.totpSecretSealed)
+      return refusal(400, 'Your account has no authenticator: it signs in through single sign-on, or was reset.');
+    const checked = await this.currentCode(user, code, attempt);
+    if (checked) return checked;
+    const secret = newTotpSecret(user.email, this.settings.issuer);
+    await this.sessions.setState(session, { ...session.state, reenrol: { pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT) } });
+    return { kind: 'pending', secret };
+  }
+
+  /** The new authenticator a person is replacing theirs with, while one is pending in the session. */
+  async pendingReenrolment(session: Session): Promise<TotpSecret | undefined> {
+    const pending = session.state.reenrol;
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!pending || !user?.active) return undefined;
+    return totpSecret(this.box.open(pending.pendingSecret, ENROL_CONTEXT), user.email, this.settings.issuer);
+  }
+
+  /** Step 2: a first code from the new authenticator; it replaces the old one (the recovery codes stay). */
+  async confirmReenrolment(session: Session, code: string, attempt: Attempt): Promise<{ kind: 'replaced' } | Refusal> {
+    const pending = session.state.reenrol;
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!pending || !user?.active || !user.totpSecretSealed) return refusal(400, 'Nothing is being replaced: start again from your account page.');
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
+    const base32 = this.box.open(pending.pendingSecret, ENROL_CONTEXT);
+    const now = this.clock.now();
+    const accepted = acceptTotp(base32, code, now, null);
+    if (accepted === undefined) {
+      await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, 'totp', 'failure');
+      return refusal(400, 'That code is not right. Enter the code the new authenticator shows now.');
+    }
+    await this.gate.release(reservation);
+    const replaced = await this.store.transaction(async (tx) => {
+      if (!(await tx.signIn.replaceTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, now))) return false;
+      await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled'));
+      return true;
+    });
+    const { reenrol: _done, ...state } = session.state;
+    await this.sessions.setState(session, state);
+    return replaced ? { kind: 'replaced' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+  }
+
+  /** A code from the signed-in person's authenticator (not a recovery code), counted as a
+   *  sign-in's; undefined when it passes, else the refusal. One code, one use. */
+  private async currentCode(user: SignInRecord, code: string, attempt: Attempt): Promise<Refusal | undefined> {
+    const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
+    const secret = this.box.open(user.totpSecretSealed!, TOTP_CONTEXT);
+    const accepted = acceptTotp(secret, code, this.clock.now(), user.totpLastStep);
+    if (accepted === undefined || !(await this.store.signIn.advanceTotpStep(user.id, accepted))) {
+      await this.failed(user, reservation);
+      await this.attemptEvent(user, user.email, attempt, 'totp', 'failure');
+      return refusal(400, 'That code is not right, or it was already used. Enter the code your authenticator app shows now.');
+    }
+    await this.gate.release(reservation);
+    return undefined;
+  }
+
   /** The address a set-up session is for (the page names the account), if the session is at that step. */
   async setupEmail(session: Session): Promise<string | undefined> {
     const step = session.state.signIn;

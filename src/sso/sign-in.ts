@@ -44,6 +44,21 @@ export interface SsoSignInStores {
   audit: AuditStore;
 }
 
+/** The request ids of test sign-ins (an Administrator's, from the console) begin with this: the
+ *  IdP returns the id signed, as InResponseTo, so the ACS knows a test run and signs nobody in. */
+const TEST_REQUEST_PREFIX = '_test';
+
+/** What the ACS found in a test sign-in's response: who the IdP signed in, what it sent, and what
+ *  (in a person's words) would keep that person from signing in; nobody was signed in. */
+export interface TestSignInResult {
+  kind: 'tested';
+  connectionName: string;
+  nameId: string;
+  attributes: Record<string, string[]>;
+  /** empty when the person would be signed in */
+  problems: string[];
+}
+
 /** How long the browser has to bring the ticket back after the ACS accepted the response. */
 const TICKET_TTL_MS = 2 * 60_000;
 
@@ -111,11 +126,20 @@ export class SsoSignInService {
     return refusing(async () => ({ kind: 'idp' as const, url: await this.authorizeUrl(connectionId, session, email) }));
   }
 
-  private async authorizeUrl(connectionId: string, session: Session, email: string | null): Promise<string> {
+  /**
+   * A test sign-in through a connection, from the console: where to send the browser (the IdP).
+   * The caller has checked that the viewer manages the connection (SsoService.get). Its response
+   * signs nobody in: the ACS shows what it received (acs, 'tested').
+   */
+  startTest(connectionId: string, session: Session): Promise<{ kind: 'idp'; url: string } | Refusal> {
+    return refusing(async () => ({ kind: 'idp' as const, url: await this.authorizeUrl(connectionId, session, null, TEST_REQUEST_PREFIX) }));
+  }
+
+  private async authorizeUrl(connectionId: string, session: Session, email: string | null, prefix = '_'): Promise<string> {
     const connection = await this.usable(connectionId);
     const now = this.clock.now();
     // the request's id, chosen here so that it is stored before the browser can answer it
-    const id = `_${randomBytes(20).toString('hex')}`;
+    const id = `${prefix}${randomBytes(20).toString('hex')}`;
     const url = await this.sp(connection, id).getAuthorizeUrlAsync('', undefined, {});
     await this.store.sso.insertSamlRequest({
       id,
@@ -142,11 +166,18 @@ export class SsoSignInService {
     connectionId: string,
     form: { SAMLResponse?: unknown; RelayState?: unknown },
     request?: RequestInfo,
-  ): Promise<{ kind: 'accepted'; ticket: string } | Refusal> {
-    return refusing(async () => ({ kind: 'accepted' as const, ticket: await this.verify(connectionId, form, request) }));
+  ): Promise<{ kind: 'accepted'; ticket: string } | TestSignInResult | Refusal> {
+    return refusing(async () => {
+      const done = await this.verify(connectionId, form, request);
+      return typeof done === 'string' ? { kind: 'accepted' as const, ticket: done } : done;
+    });
   }
 
-  private async verify(connectionId: string, form: { SAMLResponse?: unknown; RelayState?: unknown }, request?: RequestInfo): Promise<string> {
+  private async verify(
+    connectionId: string,
+    form: { SAMLResponse?: unknown; RelayState?: unknown },
+    request?: RequestInfo,
+  ): Promise<string | TestSignInResult> {
     if (typeof form.SAMLResponse !== 'string' || form.SAMLResponse === '') throw new SsoRefusal('The identity provider sent no SAML response.');
     const samlResponse = form.SAMLResponse;
     const connection = await this.usable(connectionId);
@@ -182,7 +213,7 @@ export class SsoSignInService {
   }
 
   /** The rest of the ACS, on a response whose signature verified (see acs). */
-  private async accept(connection: SsoConnection, samlResponse: string, signed: SignedResponse, now: Date): Promise<string> {
+  private async accept(connection: SsoConnection, samlResponse: string, signed: SignedResponse, now: Date): Promise<string | TestSignInResult> {
     const sp = spParameters(this.settings.baseUrl, connection.id);
     const sso = readingRequestsOnce(this.store.sso);
     let profile: Profile | null;
@@ -205,6 +236,7 @@ export class SsoSignInService {
     const request = await sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
     if (!request) throw rejected('the request it answers is not open');
     const nameId = accepted.nameId;
+    if (request.id.startsWith(TEST_REQUEST_PREFIX)) return await this.tested(connection, accepted, profile);
 
     // the NameID, read whole, is the person's address, in one of the connection's domains
     let key: string;
@@ -230,6 +262,46 @@ export class SsoSignInService {
       }
     });
     return ticket;
+  }
+
+  /** A test sign-in's verified response: the assertion used up, nobody signed in, and what would
+   *  keep the person from signing in, in words. */
+  private async tested(
+    connection: SsoConnection,
+    accepted: { assertionId: string; rememberUntil: Date; nameId: string },
+    profile: Profile,
+  ): Promise<TestSignInResult> {
+    if (!(await this.store.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
+    const { nameId } = accepted;
+    const problems: string[] = [];
+    let key: string | undefined;
+    try {
+      key = checkEmail(nameId, 'NameID').key;
+    } catch {
+      problems.push('The NameID is not an e-mail address: set the IdP to send the e-mail address as the NameID (format emailAddress).');
+    }
+    if (key !== undefined) {
+      const domain = domainOf(key);
+      if (!domain || !connection.domains.includes(domain)) {
+        problems.push(
+          `${nameId} is not in the connection’s domains (${connection.domains.join(', ')}): add the domain, or sign in at the IdP as someone in them.`,
+        );
+      } else if (!admits(connection, key)) {
+        problems.push(`${nameId} is not a tester of this connection, which is Testing: add them as a tester, or sign in as one.`);
+      } else {
+        const user = await this.store.users.findUserByEmail(key);
+        if (user && !(await this.belongs(user.tenantId, connection))) {
+          problems.push(`An account with ${nameId} exists in another organisation: it keeps signing in with its password.`);
+        } else if (user?.disabledAt) {
+          problems.push(`The account ${nameId} is disabled here.`);
+        }
+      }
+    }
+    const attributes: Record<string, string[]> = {};
+    for (const [name, value] of Object.entries((profile.attributes ?? {}) as Record<string, unknown>)) {
+      attributes[name] = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+    }
+    return { kind: 'tested', connectionName: connection.name, nameId, attributes, problems };
   }
 
   /** /sso/saml/finish: the browser that began the sign-in brings the ticket; its session is signed in. */

@@ -87,6 +87,31 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
       await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
     },
 
+    async listUserSessions(userId) {
+      const rows = await db
+        .selectFrom('sessions')
+        .select(['id_hash', 'user_id', 'signed_in_at', 'state', 'csrf_token', 'created_at', 'last_seen_at', 'expires_at'])
+        .where('user_id', '=', userId)
+        .orderBy('last_seen_at', 'desc')
+        .orderBy('id_hash')
+        .execute();
+      return rows.map((row) => ({
+        idHash: Buffer.from(row.id_hash),
+        userId: row.user_id,
+        signedInAt: row.signed_in_at,
+        state: (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as SessionState,
+        csrfToken: row.csrf_token,
+        createdAt: row.created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
+      }));
+    },
+
+    async deleteOtherUserSessions(userId, keepIdHash) {
+      const r = await db.deleteFrom('sessions').where('user_id', '=', userId).where('id_hash', '!=', keepIdHash).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
     async recordSignIn(userId, at) {
       await db.updateTable('users').set({ last_sign_in_at: at }).where('id', '=', userId).execute();
     },

@@ -89,6 +89,17 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
+    async changePassword(userId, passwordHash, at) {
+      const r = await db
+        .updateTable('users')
+        .set({ password_hash: passwordHash, updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('password_hash', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
     async enrolTotp(userId, sealedSecret, step, codeHashes, at, since) {
       // one conditional statement: of two sessions racing to enrol, one wins; a session parked at
       // this step before a reset (or before another enrolment) writes nothing
@@ -99,6 +110,34 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where('totp_secret_sealed', 'is', null)
         .where('password_hash', 'is not', null)
         .where((eb) => eb.or([eb('tokens_valid_after', 'is', null), eb('tokens_valid_after', '<=', since)]))
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
+      await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+      await db
+        .insertInto('user_recovery_codes')
+        .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
+        .execute();
+      return true;
+    },
+
+    async replaceTotp(userId, sealedSecret, step, at) {
+      const r = await db
+        .updateTable('users')
+        .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('totp_secret_sealed', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
+    async replaceRecoveryCodes(userId, codeHashes, at) {
+      const updated = await db
+        .updateTable('users')
+        .set({ updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('totp_secret_sealed', 'is not', null)
+        .where('disabled_at', 'is', null)
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) !== 1) return false;
       await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();

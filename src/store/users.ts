@@ -1,5 +1,5 @@
 // UserStore on Kysely (both engines).
-import type { Kysely, Selectable, SqlBool } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
@@ -47,6 +47,10 @@ function toUser(row: UserRow, assignments: RoleAssignment[]): User {
     roleAssignments: assignments,
   };
 }
+
+/** whether the user (of the outer query on `users`) has signed in through an SSO connection */
+const ssoExists = (eb: ExpressionBuilder<Database, 'users'>) =>
+  eb.exists(eb.selectFrom('sso_identities').select('sso_identities.user_id').whereRef('sso_identities.user_id', '=', 'users.id'));
 
 export function userStore(db: Kysely<Database>): UserStore {
   /** the user columns, and whether the user has signed in through an SSO connection */
@@ -125,6 +129,34 @@ export function userStore(db: Kysely<Database>): UserStore {
         q = filter.email.wildcard
           ? q.where('email_normalized', 'like', filter.email.pattern)
           : q.where('email_normalized', '=', filter.email.pattern);
+      }
+      const { status, sso, role, lastSignIn } = filter;
+      if (status === 'disabled') q = q.where('disabled_at', 'is not', null);
+      if (status === 'pending' || status === 'active') {
+        q = q.where('disabled_at', 'is', null).where((eb) => {
+          const pending = eb.and([eb.not(ssoExists(eb)), eb.or([eb('password_hash', 'is', null), eb('totp_secret_sealed', 'is', null)])]);
+          return status === 'pending' ? pending : eb.not(pending);
+        });
+      }
+      if (sso !== undefined) q = q.where((eb) => (sso ? ssoExists(eb) : eb.not(ssoExists(eb))));
+      if (role) {
+        q = q.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('role_assignments as ra')
+              .select('ra.id')
+              .where('ra.principal_kind', '=', 'user')
+              .whereRef('ra.principal_id', '=', 'users.id')
+              .where('ra.role_id', '=', role.roleId)
+              .where((e) => e.or([e('ra.expires_at', 'is', null), e('ra.expires_at', '>', role.now)])),
+          ),
+        );
+      }
+      if (lastSignIn && 'never' in lastSignIn) q = q.where('last_sign_in_at', 'is', null);
+      if (lastSignIn && 'after' in lastSignIn) q = q.where('last_sign_in_at', '>', lastSignIn.after);
+      if (lastSignIn && 'notAfter' in lastSignIn) {
+        const { notAfter } = lastSignIn;
+        q = q.where((eb) => eb.or([eb('last_sign_in_at', 'is', null), eb('last_sign_in_at', '<=', notAfter)]));
       }
       const rows = await q.orderBy('created_at').orderBy('id').offset(filter.offset).limit(filter.limit).execute();
       return withAssignments(rows);

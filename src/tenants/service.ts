@@ -146,6 +146,11 @@ export class TenantService implements TenantVisibility {
     return { results, totalCount };
   }
 
+  /** When the expiry job disables the tenant (its expiry plus the grace days); null if it does not expire. */
+  disablesAt(tenant: Pick<Tenant, 'expiresAt'>): Date | null {
+    return tenant.expiresAt ? new Date(tenant.expiresAt.getTime() + this.settings.expiryGraceDays * DAY_MS) : null;
+  }
+
   /** The tenant if the caller can see it; NOT_FOUND otherwise, the same for tenants that do not exist. */
   async visibleTenant(principal: Principal, id: string, field = 'tenantID'): Promise<Tenant> {
     checkTenantId(id, field);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, checkRoleHere, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
 import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '../access/principal.js';
-import { ROLE_IDS, roleLabel } from '../access/roles.js';
+import { isRoleId, ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
@@ -20,7 +20,9 @@ import type { Transactional } from '../transaction.js';
 import { addUser } from './creation.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
 import { setupUrl } from './setup-link.js';
-import type { UserStore } from './store.js';
+import type { LastSignInFilter, UserStatusFilter, UserStore } from './store.js';
+
+const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satisfies UserStatusFilter[];
 
 export interface UserStores {
   users: UserStore;
@@ -50,6 +52,11 @@ export interface NewUserInput {
 
 export interface UserQuery {
   email?: string | null;
+  /** the filters the console's list has (the GraphQL `users` query has none of these) */
+  status?: UserStatusFilter | null;
+  sso?: boolean | null;
+  roleId?: string | null;
+  lastSignIn?: LastSignInFilter | null;
   page?: number | null;
   perPage?: number | null;
 }
@@ -120,9 +127,16 @@ export class UserService {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.read', now);
     const { offset, perPage } = checkPage(query);
+    if (query.status != null && !USER_STATUSES.includes(query.status))
+      throw badInput('status must be active, pending or disabled', { field: 'status' });
+    if (query.roleId != null && !isRoleId(query.roleId)) throw badInput(`unknown role id ${JSON.stringify(query.roleId)}`, { field: 'role' });
     return await this.store.users.listUsers({
       tenantId: caller.tenant.id,
       ...(query.email != null ? { email: emailFilter(query.email) } : {}),
+      ...(query.status != null ? { status: query.status } : {}),
+      ...(query.sso != null ? { sso: query.sso } : {}),
+      ...(query.roleId != null ? { role: { roleId: query.roleId, now } } : {}),
+      ...(query.lastSignIn != null ? { lastSignIn: query.lastSignIn } : {}),
       offset,
       limit: perPage,
     });

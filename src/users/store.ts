@@ -16,10 +16,22 @@ export interface NewUser {
   createdBy: string | null;
 }
 
+export type UserStatusFilter = 'active' | 'pending' | 'disabled';
+export type LastSignInFilter = { never: true } | { after: Date } | { notAfter: Date };
+
 export interface UserFilter {
   tenantId: string;
   /** an e-mail key, or a LIKE pattern over keys (`%` wildcard) */
   email?: { pattern: string; wildcard: boolean };
+  /** as a person reads it: disabled; set-up pending (active, not signing in through SSO, no
+   *  password or no authenticator yet); active (the rest) */
+  status?: UserStatusFilter;
+  /** signs in through an SSO connection (true), or with a password (false) */
+  sso?: boolean;
+  /** holds this role, in any tenant, through an assignment unexpired at `now` */
+  role?: { roleId: string; now: Date };
+  /** the last sign-in: none yet; after an instant; not after it (or none) */
+  lastSignIn?: LastSignInFilter;
   offset: number;
   limit: number;
 }

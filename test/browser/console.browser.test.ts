@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { assertAccessible } from '../helpers/axe.js';
 import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -57,7 +58,12 @@ for (const engine of transportEngines()) {
       p.on('pageerror', (err) => problems.push(err.message));
       return p;
     }
-    const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+    /** A screenshot for a person to look at, and axe-core's check of the page as drawn (it runs
+     *  as a script in the page: not where scripts are off, whose page was checked with them on). */
+    const shot = async (p: Page, name: string, opts: { scripts: boolean } = { scripts: true }) => {
+      await p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+      if (opts.scripts) await assertAccessible(p, name);
+    };
     const tokenStatus = async (id: string, s: string) =>
       (
         await fetch(`${base}/auth/api/v2/auth/token`, {
@@ -89,6 +95,9 @@ for (const engine of transportEngines()) {
       );
       await shot(page, '1-tenants');
       await page.getByRole('link', { name: 'Acme Retail' }).click();
+      // a tenant's home is its overview; the credentials are its second tab
+      await page.getByRole('heading', { name: 'Acme Retail' }).waitFor();
+      await page.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await page.getByRole('heading', { name: 'API credentials of Acme Retail' }).waitFor();
       await page.getByText('This tenant has no API clients.').waitFor();
       await shot(page, '2-empty-list');
@@ -122,7 +131,9 @@ for (const engine of transportEngines()) {
       const row = page.getByRole('row', { name: /Warehouse sync/ });
       await row.waitFor();
       assert.match(await row.innerText(), new RegExp(`${clientId}\\s+Analyst, Auditor\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\s+never`));
-      assert.equal(await page.getByText('gatehouse_cs_').count(), 0, 'not shown again');
+      // the list names the secret by its hint only (prefix and last four characters), never whole
+      assert.equal(await page.getByText(secret).count(), 0, 'not shown again');
+      assert.equal(await page.getByText(`gatehouse_cs_…${secret.slice(-4)}`).count(), 1, 'named by its hint');
       await shot(page, '5-list');
     });
 
@@ -139,7 +150,7 @@ for (const engine of transportEngines()) {
       const field = p.getByLabel('Client secret');
       await field.selectText();
       assert.match(await field.inputValue(), /^gatehouse_cs_/);
-      await shot(p, '4b-secret-no-script');
+      await shot(p, '4b-secret-no-script', { scripts: false });
       await plain.close();
     });
 
@@ -193,6 +204,22 @@ for (const engine of transportEngines()) {
       await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
     });
 
+    it('the audit trail: reached by its tab, filtered by action, with the keyboard', async () => {
+      await page.goto(`${base}/console`);
+      await page.getByRole('link', { name: 'Acme Retail' }).click();
+      await page.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'Audit trail' }).click();
+      await page.getByRole('heading', { name: 'Audit trail of Acme Retail' }).waitFor();
+      await page.getByLabel('Action').focus();
+      await page.keyboard.type('client.deleted');
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Audit trail of Acme Retail' }).waitFor();
+      const actions = await page.locator('tbody th[data-label="Action"]').allInnerTexts();
+      assert.ok(actions.length >= 1, 'the deletion made above is listed');
+      for (const a of actions) assert.equal(a.trim(), 'client.deleted');
+      assert.equal(await page.getByLabel('Action').inputValue(), 'client.deleted', 'the filter stays in its field');
+      await shot(page, '11-audit');
+    });
+
     it('on a phone: nothing wider than the screen, each client stacked with its actions in view', async () => {
       const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
       await phone.addCookies(await context.cookies());
@@ -203,6 +230,7 @@ for (const engine of transportEngines()) {
       assert.ok(await fits(), 'the tenants');
       await shot(p, 'phone-1-tenants');
       await p.getByRole('link', { name: 'Acme Retail' }).click();
+      await p.getByRole('navigation', { name: 'Sections of Acme Retail' }).getByRole('link', { name: 'API credentials' }).click();
       await p.getByRole('link', { name: 'Create a credential' }).click();
       await p.getByLabel('Name').fill('Phone client');
       await p.getByRole('button', { name: 'Create credential' }).click();
@@ -224,7 +252,7 @@ for (const engine of transportEngines()) {
       );
       assert.deepEqual(
         cells.map((c) => c.label),
-        ['"Client ID: "', '"Roles: "', '"Created: "', '"Last used: "'],
+        ['"Client ID: "', '"Roles: "', '"Created: "', '"Last used: "', '"Secrets: "'],
         'each value after its label',
       );
       assert.equal(new Set(cells.map((c) => c.x)).size, 1, 'one under the other');
@@ -233,6 +261,10 @@ for (const engine of transportEngines()) {
       await p.getByRole('heading', { name: 'Delete client Phone client?' }).waitFor();
       assert.ok(await fits(), 'the confirmation, client id included');
       await shot(p, 'phone-4-confirm-delete');
+      await p.getByRole('link', { name: 'Audit trail' }).click();
+      await p.getByRole('heading', { name: /^Audit trail of/ }).waitFor();
+      assert.ok(await fits(), 'the audit trail');
+      await shot(p, 'phone-5-audit');
       await p.goto(`${base}/console/credentials?tenant=987654321`);
       await p.getByRole('heading', { name: 'Tenant not found' }).waitFor();
       assert.ok(await fits(), 'the refusal');

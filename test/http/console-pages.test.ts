@@ -90,12 +90,9 @@ for (const engine of transportEngines()) {
       assert.match(res.text, /<form class="account" method="post" action="\/logout"><input type="hidden" name="_csrf"/);
       assert.match(
         res.text,
-        new RegExp(`<a href="/console/credentials\\?tenant=${partner}">Acme Partners</a></th><td>${partner}</td><td>Administrator</td>`),
+        new RegExp(`<a href="/console/tenant\\?tenant=${partner}">Acme Partners</a></th><td>${partner}</td><td>Administrator</td>`),
       );
-      assert.match(
-        res.text,
-        new RegExp(`<a href="/console/credentials\\?tenant=${child}">Acme Child</a></th><td>${child}</td><td>Administrator</td>`),
-      );
+      assert.match(res.text, new RegExp(`<a href="/console/tenant\\?tenant=${child}">Acme Child</a></th><td>${child}</td><td>Administrator</td>`));
       assert.doesNotMatch(res.text, /Elsewhere Ltd/);
       assert.doesNotMatch(res.text, /tenant=1"/, 'not the root tenant');
 
@@ -137,7 +134,7 @@ for (const engine of transportEngines()) {
       res = await admin.get(`/console/credentials?tenant=${child}`);
       assert.match(
         res.text,
-        new RegExp(`<td data-label="Last used"><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td class="row-actions">`),
+        new RegExp(`<td data-label="Last used"><time datetime="${t.clock.now().toISOString()}">[^<]+ UTC</time></td>\\s*<td data-label="Secrets">`),
       );
     });
 
@@ -181,7 +178,9 @@ for (const engine of transportEngines()) {
           `<th scope="row">Ingest pipeline</th>\\s*<td data-label="Client ID"><code>${clientId}</code></td>\\s*<td data-label="Roles">Administrator, Auditor</td>`,
         ),
       );
-      assert.doesNotMatch(list.text, /gatehouse_cs_/, 'never shown again');
+      assert.ok(!list.text.includes(secret), 'never shown again');
+      assert.ok(list.text.includes(`gatehouse_cs_…${secret.slice(-4)}`), 'named by its hint only');
+      assert.doesNotMatch(list.text, /gatehouse_cs_[0-9A-Za-z]{5}/, 'no more of any secret than its hint');
       const states = await sql<{ state: unknown }>`select state from sessions`.execute(t.db.kysely);
       assert.doesNotMatch(JSON.stringify(states.rows), /gatehouse_cs_/, 'no secret in any session');
 
@@ -433,7 +432,7 @@ for (const engine of transportEngines()) {
       assert.equal(again.status, 404);
       assert.match(again.text, /<h1>Client not found<\/h1>/);
       assert.match(again.text, /role="alert">No client with this id exists in Deletion\./);
-      assert.match(again.text, new RegExp(`<li><a href="/console/credentials\\?tenant=${tenant}">Deletion</a></li>`), 'the header names the tenant');
+      assert.match(again.text, new RegExp(`<li><a href="/console/tenant\\?tenant=${tenant}">Deletion</a></li>`), 'the header names the tenant');
       assert.equal((await admin.get(`/console/credentials/rotate?tenant=${tenant}&client=${clientId}`)).status, 404);
     });
 

@@ -112,6 +112,36 @@ for (const engine of engines()) {
       assert.equal(await sessions().find(busy.secret), undefined, '12 hours: ended however busy');
     });
 
+    it('a person’s own sessions: the live ones only; ending the others keeps this one, with its audit event', async () => {
+      const userId = await newUser('own-sessions@example.com');
+      const idle = await sessions().signIn(undefined, userId);
+      t.clock.advance(31 * MINUTE);
+      const here = await sessions().signIn(undefined, userId);
+      const there = await sessions().signIn(undefined, userId);
+      const someoneElse = await sessions().signIn(undefined, await newUser('someone-else@example.com'));
+      const mine = (await sessions().find(here.secret))!;
+      const listed = await sessions().ofUser(mine);
+      assert.deepEqual(
+        listed.map((s) => s.idHash.toString('hex')).sort(),
+        [here, there].map((s) => s.session.idHash.toString('hex')).sort(),
+        'not the idle one',
+      );
+      assert.equal(await sessions().endOthers(mine, { id: userId, tenantId: '1' }), 2, 'the live other and the idle one');
+      assert.ok(await sessions().find(here.secret), 'this one goes on');
+      assert.equal(await sessions().find(there.secret), undefined);
+      assert.equal(await sessions().find(idle.secret), undefined);
+      assert.ok(await sessions().find(someoneElse.secret), 'another person’s untouched');
+      const event = await t.db.kysely
+        .selectFrom('audit_events')
+        .select(['actor_id', 'target_id', 'details'])
+        .where('action', '=', 'user.sessions_ended')
+        .executeTakeFirstOrThrow();
+      assert.equal(event.actor_id, userId);
+      assert.equal(event.target_id, userId);
+      assert.deepEqual(typeof event.details === 'string' ? JSON.parse(event.details) : event.details, { ended: 2 });
+      await assert.rejects(sessions().endOthers(mine, { id: '00000000-0000-4000-8000-000000000000', tenantId: '1' }), 'only its own user’s');
+    });
+
     it('an anonymous session (a sign-in under way) lasts 15 minutes at most', async () => {
       const { secret } = await sessions().start();
       t.clock.advance(14 * MINUTE);

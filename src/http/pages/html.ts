@@ -105,6 +105,9 @@ main.wide { max-width: 64rem; }
 .bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
 .crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
+.sections ul { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; list-style: none; margin: -.5rem 0 1.25rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
+.sections a { display: inline-block; padding: .25rem 0; text-decoration: none; }
+.sections a[aria-current=page] { color: var(--ink); font-weight: 600; border-bottom: 3px solid var(--accent); }
 .account { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem 1rem; margin: 0; color: var(--muted); }
 .scroll { position: relative; overflow-x: auto; margin: 1rem 0; }
 table { width: 100%; border-collapse: collapse; font-size: .95rem; }
@@ -114,6 +117,17 @@ thead th { color: var(--muted); font-size: .85rem; white-space: nowrap; border-b
 td code { font-size: .9rem; }
 .row-actions { white-space: nowrap; }
 .row-actions a + a { margin-left: 1rem; }
+.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0 1.25rem; margin-bottom: 1rem; }
+.filters label { margin-top: .75rem; }
+.filters .actions { grid-column: 1 / -1; margin-top: 1rem; }
+.filters .hint { margin: .25rem 0 0; }
+input[type=datetime-local] { width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+.details { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 .75rem; margin: 0; font-size: .85rem; }
+.details dt { color: var(--muted); }
+.details dd { margin: 0; overflow-wrap: anywhere; }
+.outcome-failure, .outcome-refused { color: var(--bad); font-weight: 600; font-size: .85rem; }
+.secrets { list-style: none; margin: 0; padding: 0; }
+.secrets li + li { margin-top: .25rem; }
 a.button { display: inline-block; padding: .6rem 1.1rem; font-weight: 600; color: #fff; background: var(--accent); border-radius: 6px; text-decoration: none; }
 .actions { display: flex; flex-wrap: wrap; align-items: center; gap: 1.5rem; margin-top: 1.5rem; }
 .actions button { margin: 0; }
@@ -150,5 +164,48 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
   table.stack th, table.stack td { display: block; padding: .1rem 0; border: 0; }
   table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.stack .row-actions { padding-top: .35rem; }
+}
+/* single sign-on (console/sso*.ts): pasted values and certificates, lists with a remove button each, the wizard's instructions */
+textarea { display: block; width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+textarea.mono { font-size: .85rem; }
+input[type=url] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+input[type=radio] { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: var(--accent); }
+textarea:focus, input[type=radio]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+.inline-form { display: inline; }
+.inline-form button { margin: 0; }
+ul.values { list-style: none; padding: 0; margin: .5rem 0; }
+ul.values li { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: baseline; padding: .3rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.expiry { color: #7a4f00; font-weight: 600; }
+details { margin: .75rem 0; padding: .25rem .75rem; border: 1px solid var(--line); border-radius: 6px; }
+summary { cursor: pointer; font-weight: 600; padding: .25rem 0; }
+summary:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+details ol { padding-left: 1.25rem; }
+section { margin-top: 2rem; }
+h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
+a.danger-link, a.danger-link:visited { color: var(--bad); }
+.cert-check { margin: .75rem 0; padding-top: .5rem; border-top: 1px solid var(--line); }
+.cert-check dd code { font-size: .8rem; }
+/* users (console/users-views.ts): the list's filters side by side where they fit; forms that are one button */
+.users-filter { display: grid; grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr)); gap: .5rem 1rem; align-items: end; margin: 1rem 0; }
+.users-filter label { margin-top: 0; }
+.users-filter button { margin: 0; }
+.users-filter input { padding: .55rem .7rem; }
+.users-filter .hint { grid-column: 1 / -1; margin: 0; }
+input[type=datetime-local] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+a.button.danger { background: var(--bad); }
+.actions form, .row-actions form { display: inline; margin: 0; }
+.actions-list { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; list-style: none; padding: 0; }
+.search-form .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .25rem 1rem; }
+.search-form .grid > div { min-width: 0; }
+.inline-form { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin-bottom: .35rem; }
+.inline-form input[type=text] { width: 10rem; min-width: 0; }
+.inline-form label { margin: 0; }
+input[type=datetime-local], input[type=number] { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
+textarea { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
+@media (max-width: 32rem) {
+  .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  .tenant-facts dd { margin-bottom: .6rem; }
 }
 `;

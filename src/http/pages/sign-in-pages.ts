@@ -16,7 +16,7 @@ import { csrfField, type Form, type PageKit } from './page-kit.js';
 import { clearSessionCookie, setBrowserCookie, setSessionCookie } from './session-cookie.js';
 
 /** The file the recovery codes download as: named after the vendor, in characters any file system takes. */
-const recoveryCodesFile = (vendor: string) =>
+export const recoveryCodesFile = (vendor: string) =>
   `${
     vendor
       .normalize('NFKD')

@@ -4,6 +4,8 @@
 //   POST /sso/saml/:id/login     the person chose the connection (the confirmation's button)
 //   POST /sso/saml/:id/acs       the IdP's response (HTTP-POST), verified; the browser is sent on
 //   GET  /sso/saml/finish        the browser that began the sign-in comes back with its cookie
+// A test sign-in begun from the console (console/sso.ts) ends at the ACS: a page of what the IdP
+// sent, and nobody signed in.
 // routes.ts registers them, in the pages' scope. When a browser goes to an IdP is the sign-in
 // service's decision (signin/service.ts: chooseSso, continueSso); the SAML work is
 // sso/sign-in.ts's. A refusal is a page that says what happened and what to do; it never echoes
@@ -15,6 +17,7 @@ import { safeReturnPath } from '../../sessions/model.js';
 import { AcsThrottle } from '../../sso/acs-throttle.js';
 import { MAX_SAML_RESPONSE_BASE64 } from '../../sso/assertion-checks.js';
 import { tooLargeMessage } from '../../sso/model.js';
+import type { TestSignInResult } from '../../sso/sign-in.js';
 import { html } from './html.js';
 import { csrfField, type PageKit } from './page-kit.js';
 import { setSessionCookie } from './session-cookie.js';
@@ -37,6 +40,29 @@ export function ssoPages(kit: PageKit) {
       more: html`<p><a href="/login">Back to sign-in</a></p>`,
       flow: 'SAML sign-in',
     });
+
+  /** A test sign-in's result (begun from the console): who the IdP signed in and what it sent;
+   *  nobody was signed in. */
+  const testResult = (reply: FastifyReply, r: TestSignInResult) => {
+    const names = Object.keys(r.attributes).sort();
+    return send(
+      reply,
+      200,
+      r.problems.length === 0 ? 'Test sign-in worked' : 'Test sign-in: not yet',
+      html`${
+        r.problems.length === 0
+          ? html`<p class="notice" role="status">The identity provider signed in <strong>${r.nameId}</strong> through ${r.connectionName}, and this person would be signed in. Nobody was signed in by this test.</p>`
+          : html`<div class="error" role="alert"><p>The identity provider signed in <strong>${r.nameId}</strong>, but this person would not be signed in:</p><ul>${r.problems.map((p) => html`<li>${p}</li>`)}</ul></div>`
+      }
+<h2>Attributes received</h2>
+${
+  names.length === 0
+    ? html`<p>The identity provider sent no attributes besides the NameID.</p>`
+    : html`<dl class="facts attributes">${names.map((n) => html`<dt>${n}</dt><dd>${r.attributes[n]!.join(', ')}</dd>`)}</dl>`
+}
+<p class="hint">You can close this tab.</p>`,
+    );
+  };
 
   return {
     /** GET /sso/saml/:id/metadata */
@@ -99,6 +125,7 @@ export function ssoPages(kit: PageKit) {
       try {
         const accepted = await services.ssoSignIn.acs(idOf(req), (req.body ?? {}) as Record<string, unknown>, { id: req.id, address: req.ip });
         if (accepted.kind === 'refused') return refused(reply, accepted);
+        if (accepted.kind === 'tested') return testResult(reply, accepted);
         // a top-level GET: the browser's SameSite=Lax session cookie comes with it
         return reply.redirect(`/sso/saml/finish?ticket=${accepted.ticket}`, 303);
       } finally {

@@ -159,5 +159,19 @@ for (const engine of engines()) {
       assert.equal(await c.store.sessions.findSession(idle.idHash), undefined);
       assert.equal(await c.store.sessions.deleteExpiredSessions(now, idleSince), 0, 'counted once');
     });
+    it('listUserSessions: the user’s sessions only, the most recently seen first; deleteOtherUserSessions keeps the one named', async () => {
+      const u = await newUser(c.store, a.id);
+      const other = await newUser(c.store, b.id);
+      const older = session(u.id, { lastSeenAt: at(MINUTE) });
+      const newer = session(u.id, { lastSeenAt: at(2 * MINUTE), state: { notice: 'é' } });
+      const third = session(u.id, { lastSeenAt: at(30) });
+      const theirs = session(other.id);
+      for (const s of [older, newer, third, theirs, session(null)]) await c.store.sessions.insertSession(s);
+      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [newer, older, third]);
+      assert.equal(await c.store.sessions.deleteOtherUserSessions(u.id, older.idHash), 2);
+      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [older]);
+      assert.deepEqual(await c.store.sessions.listUserSessions(other.id), [theirs], 'another user’s untouched');
+      assert.equal(await c.store.sessions.deleteOtherUserSessions(u.id, older.idHash), 0);
+    });
   });
 }

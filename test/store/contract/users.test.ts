@@ -120,6 +120,56 @@ for (const engine of engines()) {
       assert.deepEqual(await list({ tenantId: ta.id, email: { pattern: `p0-${tb.id}@a.example`, wildcard: false } }), []);
     });
 
+    it('listUsers: by status, way of signing in, a role unexpired at the time given, and last sign-in', async () => {
+      const t = await childOf(c.store, a);
+      const active = await newUser(c.store, t.id, { createdAt: at(0) });
+      const noPassword = await newUser(c.store, t.id, { passwordHash: null, createdAt: at(1) });
+      const disabled = await newUser(c.store, t.id, { createdAt: at(2) });
+      const viaSso = await newUser(c.store, t.id, { passwordHash: null, createdAt: at(3) });
+      await c.store.signIn.enrolTotp(active.id, 'sealed', 1, [Buffer.from(randomUUID())], T0, T0);
+      await c.store.signIn.enrolTotp(disabled.id, 'sealed', 1, [Buffer.from(randomUUID())], T0, T0);
+      await c.store.users.setDisabled(disabled.id, at(HOUR), at(HOUR), null);
+      const connection = randomUUID();
+      await c.store.sso.insertConnection({
+        id: connection,
+        tenantId: t.id,
+        name: `idp ${t.id}`,
+        type: 'saml',
+        status: 'Created',
+        createdBy: 'admin',
+        createdAt: T0,
+      });
+      await c.store.sso.insertIdentity(connection, `sso-${t.id}`, viaSso.id, T0);
+      await c.store.sessions.recordSignIn(active.id, at(2 * HOUR));
+      await c.store.sessions.recordSignIn(viaSso.id, at(-100 * 24 * HOUR));
+      const role = (roleId: string, principalId: string, expiresAt: Date | null) => ({
+        id: randomUUID(),
+        tenantId: t.id,
+        roleId,
+        expiresAt,
+        principalId,
+        createdAt: T0,
+      });
+      await c.store.users.insertRoleAssignments([
+        role(ROLE_IDS.Auditor, active.id, null),
+        role(ROLE_IDS.Auditor, noPassword.id, at(HOUR)),
+        role(ROLE_IDS.Responder, disabled.id, null),
+      ]);
+      const ids = async (filter: Partial<Parameters<typeof c.store.users.listUsers>[0]>) =>
+        (await c.store.users.listUsers({ tenantId: t.id, offset: 0, limit: 100, ...filter })).map((u) => u.id);
+      assert.deepEqual(await ids({ status: 'active' }), [active.id, viaSso.id], 'SSO needs no password');
+      assert.deepEqual(await ids({ status: 'pending' }), [noPassword.id]);
+      assert.deepEqual(await ids({ status: 'disabled' }), [disabled.id]);
+      assert.deepEqual(await ids({ sso: true }), [viaSso.id]);
+      assert.deepEqual(await ids({ sso: false }), [active.id, noPassword.id, disabled.id]);
+      assert.deepEqual(await ids({ role: { roleId: ROLE_IDS.Auditor, now: T0 } }), [active.id, noPassword.id]);
+      assert.deepEqual(await ids({ role: { roleId: ROLE_IDS.Auditor, now: at(HOUR) } }), [active.id], 'expired at that time');
+      assert.deepEqual(await ids({ lastSignIn: { never: true } }), [noPassword.id, disabled.id]);
+      assert.deepEqual(await ids({ lastSignIn: { after: at(HOUR) } }), [active.id]);
+      assert.deepEqual(await ids({ lastSignIn: { notAfter: at(-90 * 24 * HOUR) } }), [noPassword.id, disabled.id, viaSso.id]);
+      assert.deepEqual(await ids({ status: 'active', sso: false, role: { roleId: ROLE_IDS.Auditor, now: T0 } }), [active.id], 'together');
+    });
+
     it('lockTenantUsers: of two administrators disabling each other at once, exactly one ends disabled', async () => {
       const pairs = await Promise.all(
         Array.from({ length: TX_RACERS / 2 }, async () => {

@@ -1,98 +1,30 @@
-// The HTML of the console's pages (console-pages.ts decides what each shows, and who may see it).
+// The HTML of the credentials pages (credentials.ts decides what each shows, and who may see it).
 // Each view returns the title and body of one page; every value goes through the escaping `html`.
-import type { RoleName } from '../../access/roles.js';
-import type { Client } from '../../credentials/model.js';
-import type { Session } from '../../sessions/model.js';
-import type { TenantWithRoles } from '../../tenants/service.js';
-import { html, type Html } from './html.js';
-import type { Problem } from './console-problems.js';
-import { csrfField } from './page-kit.js';
-
-export interface View {
-  title: string;
-  body: Html;
-}
-
-export const CONSOLE_PATH = '/console';
-export const CREDENTIALS_PATH = '/console/credentials';
-export const NEW_PATH = '/console/credentials/new';
-export const ROTATE_PATH = '/console/credentials/rotate';
-export const DELETE_PATH = '/console/credentials/delete';
+import type { RoleName } from '../../../access/roles.js';
+import type { Client } from '../../../credentials/model.js';
+import type { Session } from '../../../sessions/model.js';
+import { html } from '../html.js';
+import { csrfField } from '../page-kit.js';
+import { alert, pager, type View, when } from './layout.js';
+import { clientPath, DELETE_PATH, FORCE_ROTATE_PATH, listPath, NEW_PATH, ROTATE_PATH } from './paths.js';
+import type { Problem } from './problems.js';
 
 /** Form fields of the role checkboxes: `role_<role id>` (the form parser keeps one value per name). */
 export const ROLE_FIELD_PREFIX = 'role_';
 
-export const listPath = (tenantId: string, page?: number) => `${CREDENTIALS_PATH}?tenant=${tenantId}${page && page > 1 ? `&page=${page}` : ''}`;
-const clientPath = (path: string, tenantId: string, clientId: string) => `${path}?tenant=${tenantId}&client=${encodeURIComponent(clientId)}`;
-
-/** A time as people read it here: minutes, UTC, and the exact instant for machines. */
-export function when(d: Date | null, never = 'never'): Html {
-  if (!d) return html`${never}`;
-  return html`<time datetime="${d.toISOString()}">${d.toISOString().slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
-const alert = (problem: Problem | undefined) =>
-  problem ? html`<div class="error" role="alert"><p>${problem.message}</p><p>${problem.advice}</p></div>` : '';
-
-/** Above the title: where the page is, and who is signed in (with the way out). */
-export function consoleNav(session: Session, email: string, tenant?: { id: string; name: string }): Html {
-  return html`<div class="bar">
-<nav aria-label="Breadcrumb"><ol class="crumbs"><li><a href="${CONSOLE_PATH}">Tenants</a></li>${
-    tenant ? html`<li><a href="${listPath(tenant.id)}">${tenant.name}</a></li>` : ''
-  }</ol></nav>
-<form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <button type="submit" class="link">Sign out</button></form>
-</div>
-`;
-}
-
-function pager(path: (page: number) => string, page: number, hasMore: boolean): Html {
-  if (page <= 1 && !hasMore) return html``;
-  return html`<nav class="pager" aria-label="Pages">${page > 1 ? html`<a href="${path(page - 1)}" rel="prev">Previous page</a>` : ''}<span>Page ${page}</span>${
-    hasMore ? html`<a href="${path(page + 1)}" rel="next">Next page</a>` : ''
-  }</nav>`;
-}
-
-export function tenantPicker(o: { results: TenantWithRoles[]; totalCount: number; page: number; perPage: number; name: string | undefined }): View {
-  const { results, totalCount, page, perPage, name } = o;
-  const filter =
-    name !== undefined || totalCount > perPage
-      ? html`<form class="filter" method="get" action="${CONSOLE_PATH}" role="search">
-<label for="name">Find a tenant by name or id</label>
-<div class="inline"><input id="name" name="name" type="search" value="${name ?? ''}"><button type="submit">Find</button></div>
-</form>`
-      : '';
-  const pagePath = (p: number) => `${CONSOLE_PATH}?page=${p}${name ? `&name=${encodeURIComponent(name)}` : ''}`;
-  if (results.length === 0) {
-    return {
-      title: 'Your tenants',
-      body: html`${filter}<p>${
-        name
-          ? 'No tenant of yours matches. Try part of the name, or the tenant id.'
-          : 'You hold no role in any tenant, so there is nothing to manage here yet. Ask an Administrator of your organisation to give you a role.'
-      }</p>`,
-    };
-  }
-  return {
-    title: 'Your tenants',
-    body: html`<p>Choose the tenant whose API credentials you want to manage: those where you hold a role, and the tenants below them.</p>
-${filter}
-<div class="scroll"><table>
-<caption>${totalCount === 1 ? '1 tenant' : `${totalCount} tenants`}</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">ID</th><th scope="col">Your roles</th></tr></thead>
-<tbody>
-${results.map(
-  ({ tenant, roles }) =>
-    html`<tr><th scope="row"><a href="${listPath(tenant.id)}">${tenant.name}</a></th><td>${tenant.id}</td><td>${roles.join(', ')}</td></tr>\n`,
-)}</tbody>
-</table></div>
-${pager(pagePath, page, page * perPage < totalCount)}`,
-  };
-}
-
 export interface ListRights {
   create: boolean;
   rotate: boolean;
+  forceRotate: boolean;
   delete: boolean;
+}
+
+/** A client's live secrets: each by its hint, with when it was last used and, in its grace period, when it stops. */
+function secretsOf(c: Client) {
+  return html`<ul class="secrets">${c.secrets.map(
+    (s) =>
+      html`<li><code>${s.hint}</code> <span class="hint">last used ${when(s.lastUsedAt)}${s.expiresAt ? html`, stops ${when(s.expiresAt)}` : ''}</span></li>`,
+  )}</ul>`;
 }
 
 export function credentialList(o: {
@@ -105,7 +37,7 @@ export function credentialList(o: {
   notice: string | undefined;
 }): View {
   const { tenant, clients, rights } = o;
-  const actions = rights.rotate || rights.delete;
+  const actions = rights.rotate || rights.forceRotate || rights.delete;
   const intro = rights.create
     ? html`<p><a class="button" href="${`${NEW_PATH}?tenant=${tenant.id}`}">Create a credential</a></p>`
     : html`<p class="hint">Your roles in this tenant let you see its credentials, not change them.</p>`;
@@ -116,11 +48,16 @@ export function credentialList(o: {
 <td data-label="Roles">${o.roleNames(c).join(', ')}</td>
 <td data-label="Created">${when(c.createdAt)}</td>
 <td data-label="Last used">${when(c.lastUsedAt)}</td>
+<td data-label="Secrets">${secretsOf(c)}</td>
 ${
   actions
     ? html`<td class="row-actions">${
         rights.rotate
           ? html`<a href="${clientPath(ROTATE_PATH, tenant.id, c.clientId)}">Rotate secret<span class="visually-hidden"> of ${c.name}</span></a>`
+          : ''
+      }${
+        rights.forceRotate
+          ? html`<a href="${clientPath(FORCE_ROTATE_PATH, tenant.id, c.clientId)}">Force rotation<span class="visually-hidden"> of ${c.name}</span></a>`
           : ''
       }${rights.delete ? html`<a href="${clientPath(DELETE_PATH, tenant.id, c.clientId)}">Delete<span class="visually-hidden"> ${c.name}</span></a>` : ''}</td>`
     : ''
@@ -138,7 +75,7 @@ ${
     ? html`<p>This tenant has no API clients.</p>`
     : html`<div class="scroll"><table class="stack">
 <caption>API clients</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th>${
+<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Roles</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Secrets</th>${
         actions ? html`<th scope="col">Actions</th>` : ''
       }</tr></thead>
 <tbody>
@@ -184,6 +121,8 @@ export function secretShown(o: {
   heading: string;
   /** a new secret of an existing client (else a new client): the page says what became of the old one */
   rotated: boolean;
+  /** a forced rotation: every earlier secret and its tokens ended at once */
+  forced?: boolean;
   oldSecretUntil?: Date | undefined;
 }): View {
   const copyable = (id: string, label: string, value: string, what: string) => html`<label for="${id}">${label}</label>
@@ -198,9 +137,11 @@ ${copyable('client_secret', 'Client secret', o.secret, 'secret')}
 ${
   !o.rotated
     ? ''
-    : o.oldSecretUntil
-      ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>\n`
-      : html`<p>The previous secret no longer obtains tokens.</p>\n`
+    : o.forced
+      ? html`<p>Every earlier secret of this client stopped working, and every token obtained with one is refused from now on.</p>\n`
+      : o.oldSecretUntil
+        ? html`<p>The previous secret keeps working until ${when(o.oldSecretUntil)}; then only this one does.</p>\n`
+        : html`<p>The previous secret no longer obtains tokens.</p>\n`
 }<p><a href="${listPath(o.tenant.id)}">I have stored it: back to the credentials</a></p>`,
   };
 }
@@ -253,13 +194,20 @@ export function deleteConfirmation(o: { session: Session; tenant: { id: string; 
   };
 }
 
-/** The page of a failure that is not a form's to show (console-problems.ts). */
-export function problemPage(problem: Problem, back: { href: string; label: string }, requestId: string): View {
+/** Forced rotation: for a secret that may have leaked. No current secret is needed, and nothing
+ *  of the old ones survives (no grace period). */
+export function forceRotateConfirmation(o: { session: Session; tenant: { id: string; name: string }; client: Client }): View {
   return {
-    title: problem.title,
-    body: html`<p class="error" role="alert">${problem.message}</p>
-<p>${problem.advice}</p>
-${problem.code === 'INTERNAL' ? html`<p class="hint">Request id: <code>${requestId}</code></p>` : ''}
-<p><a href="${back.href}">${back.label}</a></p>`,
+    title: `Force a new secret for ${o.client.name}?`,
+    body: html`<p>Use this when a secret of this client may have leaked. <strong>Every secret it has stops working at once</strong>, and every token obtained with one is refused from now on; the new secret is shown once, on the next page. Whatever uses the client fails until it has the new secret.</p>
+<dl class="facts">
+<dt>Client ID</dt><dd><code>${o.client.clientId}</code></dd>
+<dt>Secrets now</dt><dd>${secretsOf(o.client)}</dd>
+<dt>Last used</dt><dd>${when(o.client.lastUsedAt)}</dd>
+</dl>
+<p class="hint">If the client's current secret is at hand and nothing leaked, <a href="${clientPath(ROTATE_PATH, o.tenant.id, o.client.clientId)}">rotate it</a> instead: the old secret can then keep working for a while.</p>
+<form method="post" action="${FORCE_ROTATE_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="client" value="${o.client.clientId}">
+<div class="actions"><button type="submit" class="danger">Stop every secret and make a new one</button><a href="${listPath(o.tenant.id)}">Cancel</a></div>
+</form>`,
   };
 }

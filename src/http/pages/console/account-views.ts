@@ -1,0 +1,120 @@
+// The HTML of the person's own account page (account.ts): their password, authenticator,
+// recovery codes and sessions; the new authenticator's key and the new recovery codes, each shown
+// in the answer to the form that made them.
+import type { Session } from '../../../sessions/model.js';
+import type { TotpSecret } from '../../../users/totp.js';
+import { html, trusted } from '../html.js';
+import { csrfField } from '../page-kit.js';
+import { noticeOf, type View, when } from './layout.js';
+import {
+  ACCOUNT_AUTHENTICATOR_CONFIRM_PATH,
+  ACCOUNT_AUTHENTICATOR_PATH,
+  ACCOUNT_PASSWORD_PATH,
+  ACCOUNT_PATH,
+  ACCOUNT_RECOVERY_CODES_PATH,
+  ACCOUNT_SESSIONS_PATH,
+  CONSOLE_PATH,
+} from './paths.js';
+
+/** A refusal of one of the account page's forms, shown above that form. */
+export interface FormFailure {
+  form: 'password' | 'authenticator' | 'recovery';
+  message: string;
+}
+
+const failureOf = (f: FormFailure | undefined, form: FormFailure['form']) =>
+  f?.form === form ? html`<div class="error" role="alert"><p>${f.message}</p><p>Correct it and send the form again.</p></div>` : '';
+
+/** A form asking a current code from the authenticator app. */
+function codeForm(o: { session: Session; id: string; action: string; button: string; hint: string }) {
+  return html`<form class="fields" method="post" action="${o.action}">${csrfField(o.session)}
+<label for="${o.id}">Code from your authenticator app</label>
+<input id="${o.id}" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required aria-describedby="${o.id}-hint">
+<p id="${o.id}-hint" class="hint">${o.hint}</p>
+<div class="actions"><button type="submit">${o.button}</button></div>
+</form>`;
+}
+
+export function accountPage(o: {
+  session: Session;
+  email: string;
+  sessions: Session[];
+  notice?: string | undefined;
+  failure?: FormFailure | undefined;
+  /** a new authenticator waits for its first code */
+  reenrolPending?: boolean;
+}): View {
+  const here = (s: Session) => s.idHash.equals(o.session.idHash);
+  const others = o.sessions.filter((s) => !here(s)).length;
+  return {
+    title: 'Your account',
+    body: html`${noticeOf(o.notice)}
+<p class="lead">Signed in as <strong>${o.email}</strong>.</p>
+<h2 id="password-heading">Change your password</h2>
+${failureOf(o.failure, 'password')}
+<form class="fields" method="post" action="${ACCOUNT_PASSWORD_PATH}" aria-labelledby="password-heading">${csrfField(o.session)}
+<label for="current">Current password</label>
+<input id="current" name="current" type="password" autocomplete="current-password" required>
+<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-hint">
+<p id="password-hint" class="hint">At least 12 characters; a phrase of several words is easy to remember and hard to guess. Not your e-mail address.</p>
+<label for="confirmation">New password again</label>
+<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
+<div class="actions"><button type="submit">Change password</button></div>
+</form>
+<h2>Your authenticator</h2>
+<p>Moving to a new phone or app? Replace the authenticator: a code from the one you have now, then the new key.</p>
+${o.reenrolPending ? html`<p class="notice" role="status">A new authenticator is waiting for its first code: <a href="${ACCOUNT_AUTHENTICATOR_PATH}">go on with it</a>.</p>` : ''}
+${failureOf(o.failure, 'authenticator')}
+${codeForm({ session: o.session, id: 'authenticator-code', action: ACCOUNT_AUTHENTICATOR_PATH, button: 'Replace authenticator', hint: 'The code the app you use now shows. Lost it? Ask an Administrator to reset your sign-in.' })}
+<h2>Your recovery codes</h2>
+<p>New recovery codes replace all the ones you have: the old ones stop working.</p>
+${failureOf(o.failure, 'recovery')}
+${codeForm({ session: o.session, id: 'recovery-code', action: ACCOUNT_RECOVERY_CODES_PATH, button: 'Make new recovery codes', hint: 'The code your authenticator app shows now (not a recovery code).' })}
+<h2>Your sessions</h2>
+<p>Each browser where you are signed in to the console. Signing out everywhere ends all of them but this one.</p>
+<div class="scroll"><table class="stack">
+<caption class="visually-hidden">Your sessions</caption>
+<thead><tr><th scope="col">Session</th><th scope="col">Signed in</th><th scope="col">Last seen</th><th scope="col">Ends at the latest</th></tr></thead>
+<tbody>
+${o.sessions.map(
+  (s, i) =>
+    html`<tr><th scope="row">${here(s) ? 'This browser' : `Another browser (${i + 1})`}</th><td data-label="Signed in">${when(s.signedInAt)}</td><td data-label="Last seen">${when(s.lastSeenAt)}</td><td data-label="Ends at the latest">${when(s.expiresAt)}</td></tr>\n`,
+)}</tbody>
+</table></div>
+<form method="post" action="${ACCOUNT_SESSIONS_PATH}">${csrfField(o.session)}
+<div class="actions"><button type="submit"${others === 0 ? html` aria-describedby="no-others"` : ''}>Sign out everywhere else</button></div>
+${others === 0 ? html`<p id="no-others" class="hint">You are signed in nowhere else.</p>` : ''}
+</form>
+<p><a href="${CONSOLE_PATH}">Back to your tenants</a></p>`,
+  };
+}
+
+/** The new authenticator's key, until a first code from it confirms it. */
+export function reenrolPage(o: { session: Session; secret: TotpSecret; qrSvg: string; failure?: string | undefined }): View {
+  return {
+    title: 'Your new authenticator',
+    body: html`${o.failure ? html`<div class="error" role="alert"><p>${o.failure}</p><p>Correct it and send the form again.</p></div>` : ''}
+<p>Scan this code with the new authenticator app, or type the key below into it. Your current authenticator keeps working until you confirm.</p>
+<div class="qr" role="img" aria-label="QR code of your new authenticator key">${trusted(o.qrSvg)}</div>
+<p>Key: <code>${o.secret.base32.replace(/(.{4})/g, '$1 ').trim()}</code></p>
+<form class="fields" method="post" action="${ACCOUNT_AUTHENTICATOR_CONFIRM_PATH}">${csrfField(o.session)}
+<label for="code">Code the new app now shows</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus>
+<div class="actions"><button type="submit">Confirm new authenticator</button><a href="${ACCOUNT_PATH}">Cancel</a></div>
+</form>`,
+  };
+}
+
+/** The new recovery codes: in the answer to the form that made them, and nowhere else. */
+export function recoveryCodesShown(o: { codes: string[]; filename: string; vendor: string }): View {
+  return {
+    title: 'Your new recovery codes',
+    body: html`<div class="warning"><p><strong>Save these codes now: they are shown only on this page.</strong> Your earlier recovery codes no longer work.</p></div>
+<p>If you lose your authenticator, each of these codes signs you in once, in place of a code from the app. Keep them somewhere safe, such as your password manager.</p>
+<ol class="codes" id="recovery-codes">${o.codes.map((c) => html`<li>${c}</li>`)}</ol>
+<div class="actions"><button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes</button><button type="button" class="secondary" data-download="recovery-codes" data-filename="${o.filename}" data-heading="${`${o.vendor} recovery codes. Each one signs you in once, in place of a code from your authenticator app.`}" hidden>Download as .txt</button></div>
+<p id="recovery-codes-status" class="hint" role="status"></p>
+<p><a href="${ACCOUNT_PATH}">I have saved them: back to your account</a></p>`,
+  };
+}

@@ -1,0 +1,115 @@
+// The signed-in person's own account (docs/users.md, "Console"): /console/account, in no tenant.
+// They change their password (the current one first, the policy as at set-up), replace their
+// authenticator (a current code, then the new key shown as at sign-in set-up, confirmed by a
+// code from it), get new recovery codes (a current code; shown once, in the answer), see their
+// sessions and end every other one: SignInService changePassword, beginReenrolment,
+// confirmReenrolment, renewRecoveryCodes; SessionService ofUser, endOthers. Each change writes its
+// audit event; a refusal shows the form again with its words.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import type { Refusal } from '../../../errors.js';
+import type { TotpSecret } from '../../../users/totp.js';
+import { COPY_SCRIPT_PATH } from '../copy-script.js';
+import { recoveryCodesFile } from '../sign-in-pages.js';
+import { accountPage, type FormFailure, recoveryCodesShown, reenrolPage } from './account-views.js';
+import { type ConsoleKit, formOf, text, type Viewer } from './kit.js';
+import { ACCOUNT_PATH } from './paths.js';
+
+export function accountPages(c: ConsoleKit) {
+  const { services } = c;
+
+  async function show(reply: FastifyReply, who: Viewer, status: number, extra: { notice?: string | undefined; failure?: FormFailure }) {
+    const sessions = await services.sessions.ofUser(who.session);
+    const view = accountPage({ session: who.session, email: who.email, sessions, reenrolPending: who.session.state.reenrol !== undefined, ...extra });
+    return c.show(reply, status, view, { who });
+  }
+
+  /** A refusal of one of the page's forms: the page again, the words above that form. */
+  function refused(reply: FastifyReply, who: Viewer, outcome: Refusal, form: FormFailure['form']) {
+    c.noteRefusal(reply, outcome, `account ${form}`);
+    return show(reply, who, outcome.status, { failure: { form, message: outcome.message } });
+  }
+
+  async function showReenrol(reply: FastifyReply, who: Viewer, secret: TotpSecret, status = 200, failure?: string) {
+    const qrSvg = await QRCode.toString(secret.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+    return c.show(reply, status, reenrolPage({ session: who.session, secret, qrSvg, failure }), { who });
+  }
+
+  return {
+    /** GET /console/account */
+    async account(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      return show(reply, who, 200, { notice: await c.takeNotice(who) });
+    },
+
+    /** POST /console/account/password → SignInService.changePassword */
+    async changePassword(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const outcome = await services.signIn.changePassword(
+        who.session,
+        { current: text(form.current) ?? '', password: text(form.password) ?? '', confirmation: text(form.confirmation) ?? '' },
+        c.attemptOf(req),
+      );
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'password');
+      await c.leaveNotice(who, 'Your password was changed. Use the new one from your next sign-in.');
+      return reply.redirect(ACCOUNT_PATH, 303);
+    },
+
+    /** POST /console/account/authenticator → SignInService.beginReenrolment (the new key shown) */
+    async beginReenrolment(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const outcome = await services.signIn.beginReenrolment(who.session, text(formOf(req).code) ?? '', c.attemptOf(req));
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'authenticator');
+      return showReenrol(reply, who, outcome.secret);
+    },
+
+    /** GET /console/account/authenticator: the new key again while it waits for its first code */
+    async pendingReenrolment(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const secret = await services.signIn.pendingReenrolment(who.session);
+      if (!secret) return reply.redirect(ACCOUNT_PATH, 303);
+      return showReenrol(reply, who, secret);
+    },
+
+    /** POST /console/account/authenticator/confirm → SignInService.confirmReenrolment */
+    async confirmReenrolment(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const outcome = await services.signIn.confirmReenrolment(who.session, text(formOf(req).code) ?? '', c.attemptOf(req));
+      if (outcome.kind === 'refused') {
+        c.noteRefusal(reply, outcome, 'account authenticator');
+        const secret = await services.signIn.pendingReenrolment(who.session);
+        if (!secret) return show(reply, who, outcome.status, { failure: { form: 'authenticator', message: outcome.message } });
+        return showReenrol(reply, who, secret, outcome.status, outcome.message);
+      }
+      // the service took the pending key out of the session: the notice goes in beside what is left
+      const { reenrol: _done, ...state } = who.session.state;
+      await c.leaveNotice({ ...who, session: { ...who.session, state } }, 'Your authenticator was replaced: sign in with codes from the new one.');
+      return reply.redirect(ACCOUNT_PATH, 303);
+    },
+
+    /** POST /console/account/recovery-codes → SignInService.renewRecoveryCodes (shown once) */
+    async renewRecoveryCodes(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const outcome = await services.signIn.renewRecoveryCodes(who.session, text(formOf(req).code) ?? '', c.attemptOf(req));
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'recovery');
+      const view = recoveryCodesShown({ codes: outcome.codes, filename: recoveryCodesFile(c.vendor), vendor: c.vendor });
+      return c.show(reply, 200, view, { who, scripts: [COPY_SCRIPT_PATH] });
+    },
+
+    /** POST /console/account/sessions → SessionService.endOthers */
+    async signOutEverywhere(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const ended = await services.sessions.endOthers(who.session, { id: who.principal.id, tenantId: who.principal.tenantId });
+      await c.leaveNotice(who, ended === 1 ? 'You were signed out of 1 other session.' : `You were signed out of ${ended} other sessions.`);
+      return reply.redirect(ACCOUNT_PATH, 303);
+    },
+  };
+}

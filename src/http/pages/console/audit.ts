@@ -1,0 +1,58 @@
+// GET /console/audit?tenant=ID: the audit trail of a tenant and the tenants below it, with the
+// filters of the auditEvents query (from, to, actor, action, outcome, tenant) and its cursor
+// pagination, through the same AuditService.list as the GraphQL resolver. Bad filters show the
+// form again with what was wrong (400), and no events.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { badInput } from '../../../errors.js';
+import { auditTrail, type AuditFilterValues } from './audit-views.js';
+import { type ConsoleKit, PER_PAGE, queryOf, text } from './kit.js';
+
+/** A time typed in the form (datetime-local, read as UTC), or undefined when empty. */
+function timeOf(raw: string | undefined, field: 'from' | 'to'): Date | undefined {
+  if (!raw) return undefined;
+  // "2026-11-28T09:30" (the browser's datetime-local) or with seconds; anything else is refused
+  const d = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : new Date(Number.NaN);
+  if (Number.isNaN(d.getTime()))
+    throw badInput(`filter.${field} must be a date and time such as 2026-11-28T09:30 (UTC)`, { field: `filter.${field}` });
+  // "to" takes in the whole minute typed
+  return field === 'to' && raw.length === 16 ? new Date(d.getTime() + 59_999) : d;
+}
+
+export function auditPages(c: ConsoleKit) {
+  return {
+    /** GET /console/audit?tenant=…&from=…&to=…&actor=…&action=…&outcome=…&in=…&after=… */
+    async trail(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const q = queryOf(req);
+      const t = await c.inTenant(req, who, q.tenant);
+      const values: AuditFilterValues = {
+        from: text(q.from)?.trim() ?? '',
+        to: text(q.to)?.trim() ?? '',
+        actor: text(q.actor)?.trim() ?? '',
+        action: text(q.action)?.trim() ?? '',
+        outcome: text(q.outcome)?.trim() ?? '',
+        in: text(q.in)?.trim() ?? '',
+      };
+      const after = text(q.after) || undefined;
+      try {
+        const page = await c.services.audit.list(t.caller, {
+          filter: {
+            from: timeOf(values.from, 'from'),
+            to: timeOf(values.to, 'to'),
+            actor: values.actor || undefined,
+            action: values.action || undefined,
+            outcome: values.outcome || undefined,
+            tenantID: values.in || undefined,
+          },
+          after,
+          first: PER_PAGE,
+        });
+        return c.show(reply, 200, auditTrail({ tenant: t.tenant, values, page, after }), { who, in: t, section: 'audit' });
+      } catch (err) {
+        const problem = c.formProblem(err, req, reply, t.tenant);
+        return c.show(reply, problem.status, auditTrail({ tenant: t.tenant, values, problem, after }), { who, in: t, section: 'audit' });
+      }
+    },
+  };
+}

@@ -1,0 +1,341 @@
+// The forms that change a tenant, each through the same service call as its GraphQL mutation
+// (src/graphql/tenant/resolvers.ts): /console/tenant/new (createTenant under the acting partner),
+// /edit (updateTenant: the profile, and the environments, disabling and expiry its partner
+// decides), /support (enableTenantSupport / disableTenantSupport), /labels (createTenantLabel,
+// updateTenantLabel, deleteTenantLabel), /subscriptions (assignSubscription /
+// unassignSubscription), /offerings (a partner's createService, createPartnerSubscription,
+// retirePartnerSubscription). Success redirects (303) with a notice; a failure the form can
+// correct shows it again with what was entered; any other is the error page.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { assertCan, can, supportActive } from '../../../access/policy.js';
+import { ROOT_TENANT_ID } from '../../../access/roles.js';
+import { badInput } from '../../../errors.js';
+import type { PartnerSubscription } from '../../../subscriptions/model.js';
+import { scopeOf } from '../../../tenants/model.js';
+import type { TenantUpdateInput } from '../../../tenants/service.js';
+import { html } from '../html.js';
+import type { Form } from '../page-kit.js';
+import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
+import { noticeOf, type View } from './layout.js';
+import { TENANT_LABELS_PATH, TENANT_OFFERINGS_PATH, TENANT_SUBSCRIPTIONS_PATH, tenantHomePath, tenantPage } from './paths.js';
+import type { Problem } from './problems.js';
+import {
+  editForms,
+  ENVIRONMENT_NAMES,
+  labelsPage,
+  newTenantForm,
+  offeringsPage,
+  subscriptionsPage,
+  supportForm,
+  type Values,
+} from './tenant-forms-views.js';
+import { rightsIn, timeField } from './tenants.js';
+
+/** The form's string fields, as entered (shown again when it fails). */
+const valuesOf = (form: Form): Values =>
+  Object.fromEntries(Object.entries(form).filter(([k, v]) => k !== '_csrf' && typeof v === 'string')) as Values;
+
+/** A field that may be left out: undefined when absent, null when emptied (removes the value). */
+const optional = (form: Form, k: string): string | null | undefined => {
+  const v = text(form[k]);
+  return v === undefined ? undefined : v.trim() === '' ? null : v;
+};
+const yesNo = (v: string | undefined) => (v === 'yes' ? true : v === 'no' ? false : undefined);
+
+/** A datetime-local field (UTC) as a time; empty is none; anything else must be one. */
+function timeOf(raw: string | undefined, field: string): Date | null {
+  const given = timeField(raw?.trim());
+  if (!given) return null;
+  const d = new Date(given);
+  if (Number.isNaN(d.getTime())) throw badInput(`${field}: give a date and a time`, { field });
+  return d;
+}
+
+/** The partners at or above the tenant (the viewer sees), top first. */
+const partnersOver = (t: InTenant) => [...t.ancestors, t.tenant].filter((a) => a.isPartner);
+
+export function tenantForms(c: ConsoleKit) {
+  const { services } = c;
+  const section = 'tenant';
+
+  /** Sends a page with the notice the last change left, if any. */
+  async function withNotice(reply: FastifyReply, who: Viewer, t: InTenant, view: View, status = 200) {
+    const notice = await c.takeNotice(who);
+    return c.show(reply, status, { title: view.title, body: html`${noticeOf(notice)}${view.body}` }, { who, in: t, section });
+  }
+
+  /** Redirects (303) to `path` with a notice. */
+  async function done(reply: FastifyReply, t: InTenant, notice: string, path: string) {
+    await c.leaveNotice(t, notice);
+    return reply.redirect(path, 303);
+  }
+
+  function newView(t: InTenant, values?: Values, problem?: Problem) {
+    if (!t.tenant.isPartner)
+      throw badInput(`tenant ${t.tenant.id} is not a partner; tenants are created under partners`, { field: 'partnerTenantID' });
+    assertCan(t.principal, t.caller.tenant, 'tenants.create', t.now);
+    const mayCreatePartner = can(t.principal, t.caller.tenant, 'tenants.createPartner', t.now);
+    return newTenantForm({ session: t.session, partner: t.tenant, mayCreatePartner, ...(values ? { values } : {}), ...(problem ? { problem } : {}) });
+  }
+
+  async function editView(t: InTenant, values?: Values, problem?: Problem) {
+    assertCan(t.principal, t.caller.tenant, 'tenants.edit', t.now);
+    const envs = await services.loaders(t.caller).environments.load(t.tenant.id);
+    return editForms({
+      session: t.session,
+      tenant: t.tenant,
+      envs,
+      disablesAt: services.tenants.disablesAt(t.tenant),
+      now: t.now,
+      manage: rightsIn(t).manage,
+      ...(values ? { values } : {}),
+      ...(problem ? { problem } : {}),
+    });
+  }
+
+  function supportView(t: InTenant, values?: Values, problem?: Problem) {
+    assertCan(t.principal, t.caller.tenant, 'tenants.support', t.now);
+    const active = supportActive(scopeOf(t.tenant), t.now);
+    return supportForm({ session: t.session, tenant: t.tenant, active, ...(values ? { values } : {}), ...(problem ? { problem } : {}) });
+  }
+
+  async function labelsView(t: InTenant, values?: Values, problem?: Problem) {
+    const labels = await services.loaders(t.caller).labels.load(t.tenant.id);
+    const root = [...t.ancestors, t.tenant].find((a) => a.id === ROOT_TENANT_ID);
+    return labelsPage({
+      session: t.session,
+      tenant: t.tenant,
+      labels,
+      owners: new Map([...t.ancestors, t.tenant].map((a) => [a.id, a.name])),
+      writable: partnersOver(t).filter((p) => can(t.principal, scopeOf(p), 'labels.write', t.now)),
+      mayRestrict: root !== undefined && can(t.principal, scopeOf(root), 'labels.writeRestricted', t.now),
+      ...(values ? { values } : {}),
+      ...(problem ? { problem } : {}),
+    });
+  }
+
+  async function subscriptionsView(t: InTenant, values?: Values, problem?: Problem) {
+    const assigned = await services.loaders(t.caller).subscriptions.load(t.tenant.id);
+    // the partners strictly above it whose subscriptions the viewer manages
+    const managed = t.ancestors.filter((p) => p.isPartner && can(t.principal, scopeOf(p), 'subscriptions.manage', t.now));
+    const have = new Set(assigned.map((a) => a.subscription.id));
+    const offered = await Promise.all(
+      managed.map(async (p) => ({
+        subscriptions: await services.subscriptions.listSubscriptions(t.caller, p.id, false),
+        services: await services.subscriptions.listServices(t.caller, p.id),
+      })),
+    );
+    const assignable: PartnerSubscription[] = offered.flatMap((o) => o.subscriptions).filter((s) => !have.has(s.id));
+    return subscriptionsPage({
+      session: t.session,
+      tenant: t.tenant,
+      assigned,
+      manages: new Set(managed.map((p) => p.id)),
+      assignable,
+      services: new Map(offered.flatMap((o) => o.services).map((s) => [s.id, s.name])),
+      ...(values ? { values } : {}),
+      ...(problem ? { problem } : {}),
+    });
+  }
+
+  async function offeringsView(t: InTenant, values?: Values, problem?: Problem) {
+    if (!t.tenant.isPartner) throw badInput(`tenant ${t.tenant.id} is not a partner`, { field: 'partner_tenant_id' });
+    const [offered, subscriptions] = await Promise.all([
+      services.subscriptions.listServices(t.caller, t.tenant.id),
+      services.subscriptions.listSubscriptions(t.caller, t.tenant.id, true),
+    ]);
+    return offeringsPage({
+      session: t.session,
+      partner: t.tenant,
+      services: offered,
+      subscriptions,
+      manage: can(t.principal, t.caller.tenant, 'subscriptions.manage', t.now),
+      ...(values ? { values } : {}),
+      ...(problem ? { problem } : {}),
+    });
+  }
+
+  /** A GET page of the acting tenant. */
+  const page =
+    (view: (t: InTenant) => View | Promise<View>) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const t = await c.inTenant(req, who, queryOf(req).tenant);
+      return withNotice(reply, who, t, await view(t));
+    };
+
+  /** A POST form of the acting tenant: `change` does it and redirects; a correctable failure shows `again`. */
+  const post =
+    (
+      change: (t: InTenant, form: Form, reply: FastifyReply) => Promise<FastifyReply>,
+      again: (t: InTenant, values: Values, problem: Problem) => View | Promise<View>,
+    ) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      try {
+        return await change(t, form, reply);
+      } catch (err) {
+        const problem = c.formProblem(err, req, reply, t.tenant);
+        return c.show(reply, problem.status, await again(t, valuesOf(form), problem), { who, in: t, section });
+      }
+    };
+
+  return {
+    /** GET /console/tenant/new?tenant=…: a new tenant under this partner */
+    newForm: page((t) => newView(t)),
+
+    /** POST /console/tenant/new: createTenant */
+    create: post(
+      async (t, form, reply) => {
+        const made = await services.tenants.create(t.caller, {
+          name: text(form.name) ?? '',
+          partnerTenantID: t.tenant.id,
+          environments: ENVIRONMENT_NAMES.filter((e) => form[`env_${e}`] === 'yes'),
+          isPartner: form.is_partner === 'yes',
+          domain: optional(form, 'domain') ?? null,
+          description: optional(form, 'description') ?? null,
+          allow_response_actions: yesNo(text(form.allow_response_actions)) ?? false,
+          actions_approver: optional(form, 'actions_approver') ?? null,
+        });
+        return done(
+          reply,
+          t,
+          `${made.isPartner ? 'Partner' : 'Tenant'} ${made.name} (id ${made.id}) was created under ${t.tenant.name}.`,
+          tenantHomePath(made.id),
+        );
+      },
+      (t, values, problem) => newView(t, values, problem),
+    ),
+
+    /** GET /console/tenant/edit?tenant=… */
+    editForm: page((t) => editView(t)),
+
+    /** POST /console/tenant/edit: updateTenant, the profile (part=profile) or the limits (part=limits) */
+    update: post(
+      async (t, form, reply) => {
+        const input: TenantUpdateInput = {};
+        if (form.part === 'limits') {
+          input.environments = ENVIRONMENT_NAMES.filter((e) => form[`env_${e}`] === 'on' || form[`env_${e}`] === 'off').map((e) => ({
+            name: e,
+            enabled: form[`env_${e}`] === 'on',
+          }));
+          if (form.disable === 'yes') input.disable = true;
+          if (form.clear_expiration === 'yes') input.clearExpiration = true;
+          else {
+            // the expiry shown (to the minute) and sent back unchanged is no change
+            const shown = t.tenant.expiresAt?.toISOString().slice(0, 16) ?? '';
+            const given = text(form.expires_at)?.trim() ?? '';
+            if (given !== shown) input.expiresAt = timeOf(given, 'expiresAt');
+          }
+        } else {
+          const name = text(form.name);
+          if (name !== undefined) input.name = name;
+          for (const k of ['domain', 'description', 'actions_approver'] as const) {
+            const v = optional(form, k);
+            if (v !== undefined) input[k] = v;
+          }
+          const allow = yesNo(text(form.allow_response_actions));
+          if (allow !== undefined) input.allow_response_actions = allow;
+        }
+        const after = await services.tenants.update(t.caller, t.tenant.id, input);
+        return done(reply, t, `${after.name} was saved.`, tenantHomePath(t.tenant.id));
+      },
+      (t, values, problem) => editView(t, values, problem),
+    ),
+
+    /** GET /console/tenant/support?tenant=… */
+    supportForm: page((t) => supportView(t)),
+
+    /** POST /console/tenant/support: enableTenantSupport (action=enable, until, reason) or disableTenantSupport (action=disable) */
+    support: post(
+      async (t, form, reply) => {
+        const enable = form.action !== 'disable';
+        const after = enable
+          ? await services.tenants.setSupport(t.caller, t.tenant.id, true, {
+              until: timeOf(text(form.until), 'until'),
+              reason: optional(form, 'reason') ?? null,
+            })
+          : await services.tenants.setSupport(t.caller, t.tenant.id, false);
+        const notice = enable
+          ? `Support access to ${after.name} is on${after.supportExpiresAt ? ` until ${after.supportExpiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.`
+          : `Support access to ${after.name} is off.`;
+        return done(reply, t, notice, tenantHomePath(t.tenant.id));
+      },
+      (t, values, problem) => supportView(t, values, problem),
+    ),
+
+    /** GET /console/tenant/labels?tenant=… */
+    labels: page((t) => labelsView(t)),
+
+    /** POST /console/tenant/labels: createTenantLabel (action=create), updateTenantLabel (update), deleteTenantLabel (delete) */
+    label: post(
+      async (t, form, reply) => {
+        const back = tenantPage(TENANT_LABELS_PATH, t.tenant.id);
+        const id = text(form.label) ?? '';
+        if (form.action === 'delete') {
+          const gone = await services.labels.delete(t.caller, id);
+          return done(reply, t, `Label ${gone.name} was deleted.`, back);
+        }
+        const label = { name: text(form.name) ?? '', value: optional(form, 'value') ?? null };
+        const saved =
+          form.action === 'update'
+            ? await services.labels.update(t.caller, id, label)
+            : await services.labels.create(t.caller, t.tenant.id, {
+                ...label,
+                owner_partner_tenant_id: text(form.owner) || null,
+                ...(form.restricted === 'yes' ? { restricted: true } : {}),
+              });
+        return done(reply, t, `Label ${saved.name} was ${form.action === 'update' ? 'saved' : 'added'}.`, back);
+      },
+      (t, values, problem) => labelsView(t, values, problem),
+    ),
+
+    /** GET /console/tenant/subscriptions?tenant=… */
+    subscriptions: page((t) => subscriptionsView(t)),
+
+    /** POST /console/tenant/subscriptions: assignSubscription (action=assign) or unassignSubscription (unassign) */
+    assign: post(
+      async (t, form, reply) => {
+        const assign = form.action !== 'unassign';
+        await services.subscriptions.assign(t.caller, t.tenant.id, text(form.subscription) ?? '', assign);
+        const notice = assign ? `The subscription was assigned to ${t.tenant.name}.` : `The subscription was taken away from ${t.tenant.name}.`;
+        return done(reply, t, notice, tenantPage(TENANT_SUBSCRIPTIONS_PATH, t.tenant.id));
+      },
+      (t, values, problem) => subscriptionsView(t, values, problem),
+    ),
+
+    /** GET /console/tenant/offerings?tenant=…: a partner's services and partner subscriptions */
+    offerings: page((t) => offeringsView(t)),
+
+    /** POST /console/tenant/offerings: createService (action=service), createPartnerSubscription (subscription), retirePartnerSubscription (retire) */
+    offer: post(
+      async (t, form, reply) => {
+        const back = tenantPage(TENANT_OFFERINGS_PATH, t.tenant.id);
+        if (form.action === 'retire') {
+          const retired = await services.subscriptions.retireSubscription(t.caller, text(form.subscription) ?? '');
+          return done(reply, t, `Subscription ${retired.name} was retired: it can no longer be assigned.`, back);
+        }
+        if (form.action === 'subscription') {
+          const made = await services.subscriptions.createSubscription(t.caller, {
+            service_id: text(form.service) ?? '',
+            name: text(form.sub_name) ?? '',
+            description: optional(form, 'sub_description') ?? null,
+            partner_tenant_id: t.tenant.id,
+          });
+          return done(reply, t, `Subscription ${made.name} was created.`, back);
+        }
+        const made = await services.subscriptions.createService(t.caller, {
+          name: text(form.service_name) ?? '',
+          description: optional(form, 'service_description') ?? null,
+          owner_tenant_id: t.tenant.id,
+        });
+        return done(reply, t, `Service ${made.name} was created.`, back);
+      },
+      (t, values, problem) => offeringsView(t, values, problem),
+    ),
+  };
+}

@@ -1,0 +1,273 @@
+// The users of a tenant (docs/users.md, "Console"): /console/users?tenant=ID lists them (with
+// filters), /invite creates one with a set-up link, /user shows one with its roles, and /roles,
+// /roles/remove, /disable, /enable, /reset and /delete change it, through the same UserService
+// calls as the GraphQL resolvers (users, user, createUser, assignUserRole, removeUserRole,
+// disableUser, enableUser, resetUserSignIn, deleteUser).
+//
+// The list's filters (address, role, status, way of signing in, last sign-in) are the users use
+// case's (UserQuery); the GraphQL users query has only the address of them.
+//
+// A set-up link is in the answer to the POST that made it (invite, reset), and nowhere else.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { mayGrant } from '../../../access/grants.js';
+import { assertCan, can } from '../../../access/policy.js';
+import { heldRoleNames } from '../../../access/scope.js';
+import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../../access/roles.js';
+import type { User } from '../../../users/model.js';
+import type { UserQuery } from '../../../users/service.js';
+import type { UserStatusFilter } from '../../../users/store.js';
+import { COPY_SCRIPT_PATH } from '../copy-script.js';
+import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
+import { CONSOLE_PATH, USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
+import {
+  deleteUserConfirmation,
+  inviteForm,
+  LAST_CHOICES,
+  SIGNIN_CHOICES,
+  STATUS_CHOICES,
+  setupLinkShown,
+  userList,
+  userPage,
+} from './users-views.js';
+import type { Problem } from './problems.js';
+
+const DAY_MS = 86_400_000;
+
+/** The filters of the query string, each kept only if it is one of its choices. */
+function filtersOf(q: Record<string, unknown>): UserFilters {
+  const pick = (raw: unknown, choices: readonly { value: string }[]) => {
+    const v = text(raw);
+    return choices.some((c) => c.value === v) ? v : undefined;
+  };
+  const email = text(q.email)?.trim();
+  const role = text(q.role);
+  return {
+    email: email || undefined,
+    role: role && roleName(role) ? role : undefined,
+    status: pick(q.status, STATUS_CHOICES),
+    signin: pick(q.signin, SIGNIN_CHOICES),
+    last: pick(q.last, LAST_CHOICES),
+  };
+}
+
+/** The filters as the users use case takes them (the last sign-in's periods counted from `now`). */
+function filterQuery(f: UserFilters, now: Date): Omit<UserQuery, 'page' | 'perPage'> {
+  const daysAgo = (days: number) => new Date(now.getTime() - days * DAY_MS);
+  return {
+    email: f.email ?? null,
+    status: (f.status as UserStatusFilter | undefined) ?? null,
+    sso: f.signin === undefined ? null : f.signin === 'sso',
+    roleId: f.role ?? null,
+    lastSignIn:
+      f.last === 'never' ? { never: true } : f.last === '30d' ? { after: daysAgo(30) } : f.last === 'stale90' ? { notAfter: daysAgo(90) } : null,
+  };
+}
+
+/** The handlers of a tenant's users (routes.ts registers them). */
+export function userPages(c: ConsoleKit) {
+  const { services } = c;
+  const section = 'users';
+
+  /** The roles the viewer may give here (the service checks them again). */
+  const grantable = (t: InTenant) =>
+    [...TENANT_ROLES, ...(t.tenant.id === ROOT_TENANT_ID ? VENDOR_ROLES : [])]
+      .filter((id) => mayGrant(t.caller, id, t.now))
+      .map((id) => ({ id, name: roleName(id)! }));
+
+  const manage = (t: InTenant) => can(t.principal, t.caller.tenant, 'users.manage', t.now);
+
+  /** A user's page, with a notice or a form's failure. */
+  function showUser(
+    reply: FastifyReply,
+    t: InTenant,
+    user: User,
+    extra: { problem?: Problem; values?: { role: string; expires: string }; notice?: string | undefined } = {},
+  ) {
+    const view = userPage({
+      session: t.session,
+      tenant: t.tenant,
+      user,
+      now: t.now,
+      tenantName: (id) => (id === t.tenant.id ? t.tenant.name : `tenant ${id}`),
+      manage: manage(t),
+      self: user.id === t.principal.id,
+      grantable: grantable(t),
+      removable: (roleId) => mayGrant(t.caller, roleId, t.now),
+      ...extra,
+    });
+    return c.show(reply, extra.problem?.status ?? 200, view, { who: t, in: t, section });
+  }
+
+  /** A change's answer: back to the user's page with a notice (303). */
+  async function done(reply: FastifyReply, t: InTenant, user: User, notice: string) {
+    await c.leaveNotice(t, notice);
+    return reply.redirect(userPath(USER_PATH, t.tenant.id, user.id), 303);
+  }
+
+  return {
+    /** GET /console/users?tenant=…: the users of a tenant → users */
+    async users(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const q = queryOf(req);
+      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
+      const t = await c.inTenant(req, who, q.tenant);
+      const page = pageNumber(q.page);
+      const filters = filtersOf(q);
+      // one more than shown: whether there is a next page
+      const found = await services.users.list(t.caller, { ...filterQuery(filters, t.now), page, perPage: PER_PAGE + 1 });
+      const notice = await c.takeNotice(who);
+      const view = userList({
+        tenant: t.tenant,
+        users: found.slice(0, PER_PAGE),
+        filters,
+        roles: [...TENANT_ROLES, ...VENDOR_ROLES].map((id) => ({ id, name: roleName(id)! })),
+        page,
+        hasMore: found.length > PER_PAGE,
+        manage: manage(t),
+        roleNames: (u) => heldRoleNames(u.roleAssignments, t.now),
+        notice,
+      });
+      return c.show(reply, 200, view, { who, in: t, section });
+    },
+
+    /** GET /console/users/invite?tenant=… → createUser (its form) */
+    async inviteForm(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const t = await c.inTenant(req, who, queryOf(req).tenant);
+      assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
+      return c.show(reply, 200, inviteForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), { who, in: t, section });
+    },
+
+    /** POST /console/users/invite → createUser */
+    async invite(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const values = { email: text(form.email) ?? '', displayName: text(form.display_name) ?? '', role: text(form.role) ?? '' };
+      try {
+        const made = await services.users.create(t.caller, {
+          email: values.email,
+          displayName: values.displayName,
+          roles: values.role ? [values.role] : null,
+        });
+        const view = setupLinkShown({
+          tenant: t.tenant,
+          user: made.user,
+          url: made.setupUrl,
+          expiresAt: made.setupExpiresAt,
+          heading: 'User invited',
+          reset: false,
+        });
+        return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+      } catch (err) {
+        const problem = c.formProblem(err, req, reply, t.tenant);
+        const view = inviteForm({ session: t.session, tenant: t.tenant, grantable: grantable(t), values, problem });
+        return c.show(reply, problem.status, view, { who, in: t, section });
+      }
+    },
+
+    /** GET /console/users/user?tenant=…&user=… → user */
+    async user(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const t = await c.inTenant(req, who, queryOf(req).tenant);
+      const user = await services.users.get(t.caller, text(queryOf(req).user) ?? '');
+      return showUser(reply, t, user, { notice: await c.takeNotice(who) });
+    },
+
+    /** POST /console/users/roles → assignUserRole */
+    async assignRole(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const values = { role: text(form.role) ?? '', expires: text(form.expires)?.trim() ?? '' };
+      try {
+        const user = await services.users.assignRole(t.caller, {
+          userId: text(form.user) ?? '',
+          roleId: values.role,
+          expiresAt: values.expires === '' ? null : values.expires,
+        });
+        const name = roleName(values.role) ?? values.role;
+        return await done(reply, t, user, `${user.email} now holds ${name} in ${t.tenant.name}${values.expires ? ' until the time given' : ''}.`);
+      } catch (err) {
+        const problem = c.formProblem(err, req, reply, t.tenant);
+        const user = await services.users.get(t.caller, text(form.user) ?? '');
+        return showUser(reply, t, user, { problem, values });
+      }
+    },
+
+    /** POST /console/users/roles/remove → removeUserRole */
+    async removeRole(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const user = await services.users.removeRole(t.caller, { userId: text(form.user) ?? '', assignmentId: text(form.assignment) ?? '' });
+      return done(reply, t, user, `The role was removed from ${user.email}.`);
+    },
+
+    /** POST /console/users/disable → disableUser */
+    async disable(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const user = await services.users.setDisabled(t.caller, text(form.user) ?? '', true);
+      return done(reply, t, user, `${user.email} is disabled: their sessions and tokens stopped working.`);
+    },
+
+    /** POST /console/users/enable → enableUser */
+    async enable(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const user = await services.users.setDisabled(t.caller, text(form.user) ?? '', false);
+      return done(reply, t, user, `${user.email} is enabled: they can sign in again.`);
+    },
+
+    /** POST /console/users/reset → resetUserSignIn (the new set-up link shown once) */
+    async reset(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const made = await services.users.resetSignIn(t.caller, text(form.user) ?? '');
+      const view = setupLinkShown({
+        tenant: t.tenant,
+        user: made.user,
+        url: made.setupUrl,
+        expiresAt: made.setupExpiresAt,
+        heading: 'Sign-in reset',
+        reset: true,
+      });
+      return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+    },
+
+    /** GET /console/users/delete?tenant=…&user=… → deleteUser (its confirmation) */
+    async deleteForm(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const t = await c.inTenant(req, who, queryOf(req).tenant);
+      assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
+      const user = await services.users.get(t.caller, text(queryOf(req).user) ?? '');
+      const view = deleteUserConfirmation({ session: t.session, tenant: t.tenant, user, roleNames: heldRoleNames(user.roleAssignments, t.now) });
+      return c.show(reply, 200, view, { who, in: t, section });
+    },
+
+    /** POST /console/users/delete → deleteUser */
+    async delete(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const deleted = await services.users.delete(t.caller, text(form.user) ?? '');
+      await c.leaveNotice(t, `${deleted.email} was deleted. They can no longer sign in.`);
+      return reply.redirect(usersPath(t.tenant.id), 303);
+    },
+  };
+}

@@ -1,0 +1,196 @@
+// The page authorization matrix (issue: the admin console): every route of the console, as a
+// signed-in person holding each role of the GraphQL matrix's columns (matrix-table.ts: own tenant,
+// its partner above, a sibling, another partner, the vendor's staff, Support with and without
+// consent), must have exactly the outcome of the GraphQL operation behind it. Allowed: the page
+// shows what it is for, or the form's change takes effect. Refused: 403 (or 404 for what is not
+// visible), and a refused form writes nothing but the audit event of the refusal. A console route
+// without a case fails (deny by default), as a schema field without a row does.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
+import { transportEngines } from '../helpers/engines.js';
+import { PageClient, signedInUser } from '../helpers/pages.js';
+import { WRITTEN_TABLES } from '../helpers/seed.js';
+import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
+import { AUDIT_CASES } from './console-cases/audit.js';
+import { CREDENTIAL_CASES } from './console-cases/credentials.js';
+import { SSO_CASES } from './console-cases/sso.js';
+import { TENANT_CASES } from './console-cases/tenants.js';
+import { USER_CASES } from './console-cases/users.js';
+import type { PageCase, PageWorld, State } from './console-cases/types.js';
+import { ACTORS, parseTable, type ActorName, type Outcome } from './matrix-table.js';
+
+const EXPECTED = parseTable();
+const CASES: PageCase[] = [...TENANT_CASES, ...USER_CASES, ...SSO_CASES, ...CREDENTIAL_CASES, ...AUDIT_CASES];
+const { Administrator, Analyst, Responder, Auditor, Operations, Support } = ROLE_IDS;
+
+/** The people of the columns (a client's `self` column has no page counterpart): home tenant and role. */
+const PEOPLE: Record<Exclude<ActorName, 'anon' | 'self'>, { home: 'root' | 'P1' | 'C1' | 'C2' | 'P2'; role: string }> = {
+  'P1.adm': { home: 'P1', role: Administrator },
+  'P1.ana': { home: 'P1', role: Analyst },
+  'P1.res': { home: 'P1', role: Responder },
+  'P1.aud': { home: 'P1', role: Auditor },
+  'C1.adm': { home: 'C1', role: Administrator },
+  'C1.ana': { home: 'C1', role: Analyst },
+  'C1.res': { home: 'C1', role: Responder },
+  'C1.aud': { home: 'C1', role: Auditor },
+  'P2.adm': { home: 'P2', role: Administrator },
+  'C2.adm': { home: 'C2', role: Administrator },
+  ops: { home: 'root', role: Operations },
+  'sup.off': { home: 'root', role: Support },
+  'sup.C1': { home: 'root', role: Support },
+  'sup.P1C1': { home: 'root', role: Support },
+  'root.adm': { home: 'root', role: Administrator },
+};
+
+/** every console route Fastify registered, as 'METHOD /path' (HEAD and the catch-all left out) */
+function consoleRoutes(t: TestApp): string[] {
+  const found = new Set<string>();
+  // printRoutes names each full path with its methods: "/console/credentials/new (GET, HEAD, POST)"
+  for (const line of t.service.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /(\/console\S*) \(([A-Z, ]+)\)/.exec(line);
+    if (!m || m[1]!.includes('*')) continue;
+    for (const method of m[2]!.split(',').map((x) => x.trim())) if (method === 'GET' || method === 'POST') found.add(`${method} ${m[1]}`);
+  }
+  return [...found].sort();
+}
+
+// every table a console form can write; audit_events on its own (a refusal writes its event)
+const FINGERPRINTED = WRITTEN_TABLES.filter((table) => table !== 'audit_events');
+
+async function fingerprint(t: TestApp): Promise<Record<string, string | number>> {
+  const digests = FINGERPRINTED.map(
+    (table) => sql`(select count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) from ${sql.table(table)} x) as ${sql.ref(table)}`,
+  );
+  const { rows } = await sql<
+    Record<string, string | number>
+  >`select (select count(*) from audit_events where action <> 'authorization.refused')::int as audit_events,
+    (select count(*) from audit_events where action = 'authorization.refused')::int as refused, ${sql.join(digests)}`.execute(t.db.kysely);
+  return rows[0]!;
+}
+
+for (const engine of transportEngines()) {
+  describe(`console page authorization matrix (${engine})`, () => {
+    let t: TestApp;
+    let w: PageWorld;
+    const people = new Map<ActorName, PageClient>();
+    let seq = 0;
+
+    before(async () => {
+      t = await startTestApp({ engine, env: { GATEHOUSE_CLIENT_CREATE_LIMIT: '1000000', GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } });
+      const rootToken = await t.rootToken();
+      const P1 = await createTenant(t, '1', { name: 'P1', isPartner: true });
+      const C1 = await createTenant(t, P1, { name: 'C1' });
+      const C2 = await createTenant(t, P1, { name: 'C2' });
+      const P2 = await createTenant(t, '1', { name: 'P2', isPartner: true });
+      w = {
+        t,
+        P1,
+        C1,
+        C2,
+        P2,
+        rootToken,
+        unique: (prefix) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`,
+        async gql(doc, variables, opts = {}) {
+          const res = await t.gql(rootToken, doc, variables, {
+            ...(opts.tenant ? { tenant: opts.tenant } : {}),
+            ...(opts.iface === 'tenant' ? { path: TENANT_PATH } : {}),
+          });
+          assert.equal(res.status, 200, res.text);
+          assert.equal(res.body.errors, undefined, res.text);
+          return res.body.data;
+        },
+      };
+      const homes = { root: '1', P1, C1, C2, P2 };
+      for (const [name, p] of Object.entries(PEOPLE)) {
+        const { client } = await signedInUser(t, `${name.replace('.', '-')}@matrix.test`, { tenant: homes[p.home], roles: [p.role] });
+        people.set(name as ActorName, client);
+      }
+      people.set('anon', new PageClient(t));
+    });
+    after(() => t?.close());
+
+    it('every console route has its case (deny by default: a route without one fails)', () => {
+      const covered = new Set(CASES.map((c) => c.route));
+      assert.deepEqual(
+        consoleRoutes(t).filter((r) => !covered.has(r) && r !== 'GET /console'),
+        [],
+        'console routes without a case in test/authorization/console-cases/',
+      );
+      for (const c of CASES) assert.ok(EXPECTED.has(c.row), `${c.route}: no row ${c.row} in matrix-table.ts`);
+    });
+
+    async function setSupport(c1: boolean, p1: boolean): Promise<void> {
+      await sql`update tenants set support_enabled = ${c1}, support_expires_at = null where id = ${w.C1}`.execute(t.db.kysely);
+      await sql`update tenants set support_enabled = ${p1}, support_expires_at = null where id = ${w.P1}`.execute(t.db.kysely);
+    }
+
+    /** what the page amounts to, as the table names outcomes */
+    function outcomeOf(c: PageCase, s: State, res: Response): Outcome | string {
+      if (res.status === 303 && String(res.headers.location).startsWith('/login')) return 'UNAUTHENTICATED';
+      if (res.status === 403) return 'refused';
+      if (res.status === 404) return 'NOT_FOUND';
+      if (res.status === 200 || res.status === 303) return c.hidden?.(w, s, res) ? 'NOT_FOUND' : 'ok';
+      return `HTTP ${res.status}`;
+    }
+
+    async function runCell(c: PageCase, actor: ActorName, expected: Outcome): Promise<void> {
+      await setSupport(c.supportC1?.(actor) ?? (actor === 'sup.C1' || actor === 'sup.P1C1'), actor === 'sup.P1C1');
+      const s = (await c.prepare?.(w)) ?? {};
+      const person = people.get(actor)!;
+      const { path, form } = c.request(w, s);
+      const post = c.route.startsWith('POST ');
+      const before = post ? await fingerprint(t) : undefined;
+      let res: Response;
+      if (post) {
+        // the session's CSRF token, from any page of the console (anonymous: no session, no token)
+        const csrf = actor === 'anon' ? undefined : person.csrf(await person.get('/console'));
+        res = await person.post(path, { ...(csrf ? { _csrf: csrf } : {}), ...form });
+      } else res = await person.get(path);
+      const got = outcomeOf(c, s, res);
+      const refused = expected !== 'ok';
+      if (expected === 'ok') {
+        assert.equal(got, 'ok', `${c.route} as ${actor}: allowed, yet HTTP ${res.status} ${res.text.slice(0, 600)}`);
+        await c.effect(w, s, res);
+        return;
+      }
+      if (actor === 'anon') {
+        // a page leads to sign-in; a form without a session is refused (no CSRF token can match)
+        assert.equal(got, post ? 'refused' : 'UNAUTHENTICATED', `${c.route} signed out: HTTP ${res.status}`);
+      } else if (expected === 'NOT_FOUND') {
+        assert.ok(
+          ['refused', 'NOT_FOUND'].includes(got),
+          `${c.route} as ${actor}: expected not visible, got HTTP ${res.status} ${res.text.slice(0, 600)}`,
+        );
+      } else {
+        assert.equal(got, 'refused', `${c.route} as ${actor}: expected ${expected}, got HTTP ${res.status} ${res.text.slice(0, 600)}`);
+      }
+      if (refused && before) {
+        const afterwards = await fingerprint(t);
+        // a change the person's roles in a tenant they see do not allow: its one refusal event
+        // (RESTRICTED is no role's refusal: it writes none)
+        const audited = res.status === 403 && actor !== 'anon' && expected !== 'RESTRICTED' && !/<h1>Tenant not found/.test(res.text) ? 1 : 0;
+        assert.deepEqual(
+          afterwards,
+          { ...before, refused: Number(before.refused) + audited },
+          `${c.route} as ${actor} was refused, yet something was written`,
+        );
+      }
+    }
+
+    for (const c of CASES) {
+      describe(c.route, () => {
+        for (const actor of ACTORS) {
+          const expected = EXPECTED.get(c.row)?.[actor];
+          if (actor === 'self' || expected === 'n/a') continue;
+          it(`${actor}: ${expected ?? 'NO TABLE ENTRY'}`, async () => {
+            assert.ok(expected, `no table entry for ${c.row} × ${actor}`);
+            await runCell(c, actor, expected);
+          });
+        }
+      });
+    }
+  });
+}
