@@ -76,6 +76,7 @@ for (const engine of transportEngines()) {
     let t: TestApp;
     let w: PageWorld;
     const people = new Map<ActorName, PageClient>();
+    const csrfOf = new Map<ActorName, string>();
     let seq = 0;
 
     before(async () => {
@@ -145,8 +146,9 @@ for (const engine of transportEngines()) {
       const before = post ? await fingerprint(t) : undefined;
       let res: Response;
       if (post) {
-        // the session's CSRF token, from any page of the console (anonymous: no session, no token)
-        const csrf = actor === 'anon' ? undefined : person.csrf(await person.get('/console'));
+        // the session's CSRF token (anonymous: no session, no token), read once from a console page:
+        // a session keeps its token
+        const csrf = actor === 'anon' ? undefined : (csrfOf.get(actor) ?? csrfOf.set(actor, person.csrf(await person.get('/console'))).get(actor));
         res = await person.post(path, { ...(csrf ? { _csrf: csrf } : {}), ...form });
       } else res = await person.get(path);
       const got = outcomeOf(c, s, res);
