@@ -12,6 +12,7 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
+import { servedRoutes } from '../helpers/routes.js';
 import { WRITTEN_TABLES } from '../helpers/seed.js';
 import { createTenant, TENANT_PATH } from '../helpers/tenants.js';
 import { AUDIT_CASES } from './console-cases/audit.js';
@@ -45,17 +46,27 @@ const PEOPLE: Record<Exclude<ActorName, 'anon' | 'self'>, { home: 'root' | 'P1' 
   'root.adm': { home: 'root', role: Administrator },
 };
 
-/** every console route Fastify registered, as 'METHOD /path' (HEAD and the catch-all left out) */
+/** every console route the app serves, as 'METHOD /path' (HEAD and the catch-all left out) */
 function consoleRoutes(t: TestApp): string[] {
-  const found = new Set<string>();
-  // printRoutes names each full path with its methods: "/console/credentials/new (GET, HEAD, POST)"
-  for (const line of t.service.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const m = /(\/console\S*) \(([A-Z, ]+)\)/.exec(line);
-    if (!m || m[1]!.includes('*')) continue;
-    for (const method of m[2]!.split(',').map((x) => x.trim())) if (method === 'GET' || method === 'POST') found.add(`${method} ${m[1]}`);
-  }
-  return [...found].sort();
+  return servedRoutes(t)
+    .filter((r) => r.path.startsWith('/console') && !r.path.includes('*'))
+    .flatMap((r) => r.methods.filter((m) => m === 'GET' || m === 'POST').map((m) => `${m} ${r.path}`))
+    .sort();
 }
+
+/** Console routes that are no GraphQL operation's: the person's own account (any signed-in
+ *  person, on their own account only; test/http/console-account.test.ts), and the landing page
+ *  (the tenants where they hold a role). Signed out, each leads to sign-in or is refused. */
+const OWN = [
+  'GET /console',
+  'GET /console/account',
+  'GET /console/account/authenticator',
+  'POST /console/account/authenticator',
+  'POST /console/account/authenticator/confirm',
+  'POST /console/account/password',
+  'POST /console/account/recovery-codes',
+  'POST /console/account/sessions',
+];
 
 // every table a console form can write; audit_events on its own (a refusal writes its event)
 const FINGERPRINTED = WRITTEN_TABLES.filter((table) => table !== 'audit_events');
@@ -114,13 +125,37 @@ for (const engine of transportEngines()) {
     after(() => t?.close());
 
     it('every console route has its case (deny by default: a route without one fails)', () => {
-      const covered = new Set(CASES.map((c) => c.route));
+      const served = consoleRoutes(t);
+      // the reading itself: it finds the routes it must (a reader that finds none passes nothing)
+      for (const known of ['GET /console', 'GET /console/credentials', 'POST /console/credentials/new', 'POST /console/account/password']) {
+        assert.ok(served.includes(known), `the route tree lists ${known}`);
+      }
+      const covered = new Set([...CASES.map((c) => c.route), ...OWN]);
       assert.deepEqual(
-        consoleRoutes(t).filter((r) => !covered.has(r) && r !== 'GET /console'),
+        served.filter((r) => !covered.has(r)),
         [],
         'console routes without a case in test/authorization/console-cases/',
       );
+      assert.deepEqual(
+        [...covered].filter((r) => !served.includes(r)),
+        [],
+        'cases of routes the app does not serve',
+      );
       for (const c of CASES) assert.ok(EXPECTED.has(c.row), `${c.route}: no row ${c.row} in matrix-table.ts`);
+    });
+
+    it("the person's own pages: signed out, a page leads to sign-in and a form is refused, writing nothing", async () => {
+      const anon = people.get('anon')!;
+      for (const route of OWN) {
+        const [method, path] = route.split(' ') as [string, string];
+        const before = await fingerprint(t);
+        const res = method === 'GET' ? await anon.get(path) : await anon.post(path, {});
+        if (method === 'GET') {
+          assert.equal(res.status, 303, route);
+          assert.match(String(res.headers.location), /^\/login\?return_to=/, route);
+        } else assert.equal(res.status, 403, route);
+        assert.deepEqual(await fingerprint(t), before, `${route} signed out wrote something`);
+      }
     });
 
     async function setSupport(c1: boolean, p1: boolean): Promise<void> {

@@ -13,6 +13,7 @@ import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
 import { makeCertificate } from '../helpers/openssl.js';
+import { servedRoutes } from '../helpers/routes.js';
 import { createClient } from '../helpers/seed.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
@@ -22,20 +23,12 @@ const PAGE_PATHS = /^\/(login|logout|device|console|sso)(\/|$)/;
  *  (docs/sso.md, "Sign-in"; test/sso/saml-sign-in.test.ts). */
 const NOT_FORMS = ['/sso/saml/:id/acs'];
 
-/** The POST routes of the pages, read from Fastify's route tree. */
+/** The POST routes of the pages (test/helpers/routes.ts reads them from Fastify's route tree). */
 function postedPagePaths(t: TestApp): string[] {
-  const stack: string[] = [];
-  const found: string[] = [];
-  for (const line of t.service.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const m = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?/.exec(line);
-    if (!m) continue;
-    const depth = m[1]!.length / 4;
-    stack.length = depth;
-    stack.push(m[2]!);
-    const path = stack.join('');
-    if (m[3]?.split(', ').includes('POST') && PAGE_PATHS.test(path) && !NOT_FORMS.includes(path)) found.push(path);
-  }
-  return found.sort();
+  return servedRoutes(t)
+    .filter((r) => r.methods.includes('POST') && PAGE_PATHS.test(r.path) && !NOT_FORMS.includes(r.path))
+    .map((r) => r.path)
+    .sort();
 }
 
 interface FormCase {
