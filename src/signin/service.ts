@@ -34,11 +34,14 @@ import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../us
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
 import { RECOGNISED_DAYS } from './recognised-browser.js';
 import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { SignInRecord, SignInStore } from './store.js';
 
 export interface SignInStores extends AttemptStores {
   signIn: SignInStore;
   audit: AuditStore;
+  /** a changed password or authenticator ends the person's other sessions */
+  sessions: Pick<SessionStore, 'deleteOtherUserSessions'>;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
 }
 
@@ -399,7 +402,7 @@ export class SignInService {
   /**
    * A signed-in person changes their own password: the current one first (counted as a sign-in's
    * password is, so that a session left open does not make guessing it cheaper), then the policy
-   * as at set-up. Their sessions go on.
+   * as at set-up. Every other session of theirs ends (whoever knew the old password is signed out).
    */
   async changePassword(
     session: Session,
@@ -426,7 +429,9 @@ export class SignInService {
     const changed = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
       if (!(await tx.signIn.changePassword(user.id, hash, now))) return false;
-      await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed'));
+      // whoever else knew the old password is signed out with it: every other session ends
+      const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
+      await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed', { other_sessions_ended: ended }));
       return true;
     });
     return changed ? { kind: 'changed' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
@@ -494,7 +499,9 @@ export class SignInService {
     await this.gate.release(reservation);
     const replaced = await this.store.transaction(async (tx) => {
       if (!(await tx.signIn.replaceTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, now))) return false;
-      await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled'));
+      // a session opened with the old authenticator does not outlive it
+      const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
+      await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled', { other_sessions_ended: ended }));
       return true;
     });
     const { reenrol: _done, ...state } = session.state;
@@ -720,8 +727,8 @@ function inWords(seconds: number): string {
 }
 
 /** A change a person makes to their own account. */
-function userEvent(user: { id: string; tenantId: string }, occurredAt: Date, action: string): AuditEvent {
-  return principalEvent({ kind: 'user', id: user.id }, occurredAt, user.tenantId, action, { kind: 'user', id: user.id });
+function userEvent(user: { id: string; tenantId: string }, occurredAt: Date, action: string, details: Record<string, unknown> = {}): AuditEvent {
+  return principalEvent({ kind: 'user', id: user.id }, occurredAt, user.tenantId, action, { kind: 'user', id: user.id }, details);
 }
 
 /** The domain of what was typed as an address, when it reads as one (else null): never the rest. */

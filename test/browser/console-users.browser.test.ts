@@ -172,7 +172,7 @@ for (const engine of transportEngines()) {
       await person.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
       await person.getByLabel('New password again').fill(NEW_PASSWORD);
       await person.getByRole('button', { name: 'Change password' }).click();
-      await person.getByText('Your password was changed.').waitFor();
+      await person.getByText('Your password was changed, and every other session of yours was signed out.', { exact: false }).waitFor();
 
       // another browser, with the new password
       const other = await watched(await browser.newContext({ viewport: { width: 390, height: 844 } }));

@@ -101,7 +101,11 @@ for (const engine of transportEngines()) {
       assert.equal(await events(t, 'user.password_changed'), 0);
     });
 
-    it('changes the password: the new one signs in, the old one does not', async () => {
+    it('changes the password: the new one signs in, the old one does not, and every other session ends', async () => {
+      // another browser of the same person, signed in with the old password
+      t.clock.advance(30_000);
+      const other = (await signIn(t, 'me@acme.test', PASSWORD, key)).client;
+      assert.equal((await other.get('/console/account')).status, 200, 'another session, signed in');
       const page = await me.get('/console/account');
       const res = await me.post('/console/account/password', {
         _csrf: me.csrf(page),
@@ -112,13 +116,20 @@ for (const engine of transportEngines()) {
       assert.equal(res.status, 303);
       assert.equal(res.headers.location, '/console/account');
       const after = await me.get('/console/account');
-      assert.match(after.text, /Your password was changed\./);
+      assert.match(after.text, /Your password was changed, and every other session of yours was signed out\./);
       assert.equal(await events(t, 'user.password_changed'), 1);
+      assert.equal((await other.get('/console/account')).status, 303, 'the other session was signed out with the old password');
+      const [event] = (await sql<{ details: unknown }>`select details from audit_events where action = 'user.password_changed'`.execute(t.db.kysely))
+        .rows;
+      assert.ok(Number((typeof event!.details === 'string' ? JSON.parse(event!.details) : event!.details).other_sessions_ended) >= 1);
       assert.equal((await signIn(t, 'me@acme.test', PASSWORD, key)).passwordStatus, 400, 'the old password is refused');
       assert.equal((await signIn(t, 'me@acme.test', NEW_PASSWORD, key)).passwordStatus, 303, 'the new one passes');
     });
 
-    it('replaces the authenticator: a current code, then the new key and a code from it', async () => {
+    it('replaces the authenticator: a current code, then the new key and a code from it; every other session ends', async () => {
+      t.clock.advance(30_000);
+      const other = (await signIn(t, 'me@acme.test', NEW_PASSWORD, key)).client;
+      assert.equal((await other.get('/console/account')).status, 200, 'another session, signed in with the old authenticator');
       let page = await me.get('/console/account');
       assert.match(page.text, /action="\/console\/account\/authenticator"/);
       // a wrong current code: the page again, nothing begun
@@ -150,6 +161,8 @@ for (const engine of transportEngines()) {
       assert.match(page.text, /Your authenticator was replaced/);
       assert.doesNotMatch(page.text, /waiting for its first code/);
       assert.equal(await events(t, 'user.totp_reenrolled'), 1);
+      assert.equal((await other.get('/console/account')).status, 303, 'the session opened with the old authenticator ended');
+      assert.equal((await me.get('/console/account')).status, 200, 'this one goes on');
       await signIn(t, 'me@acme.test', NEW_PASSWORD, key, { expectCode: 400 });
       await signIn(t, 'me@acme.test', NEW_PASSWORD, newKey);
       key = newKey;

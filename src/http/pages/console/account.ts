@@ -54,7 +54,10 @@ export function accountPages(c: ConsoleKit) {
         c.attemptOf(req),
       );
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'password');
-      await c.leaveNotice(who, 'Your password was changed. Use the new one from your next sign-in.');
+      await c.leaveNotice(
+        who,
+        'Your password was changed, and every other session of yours was signed out. Use the new password from your next sign-in.',
+      );
       return reply.redirect(ACCOUNT_PATH, 303);
     },
 
@@ -89,7 +92,10 @@ export function accountPages(c: ConsoleKit) {
       }
       // the service took the pending key out of the session: the notice goes in beside what is left
       const { reenrol: _done, ...state } = who.session.state;
-      await c.leaveNotice({ ...who, session: { ...who.session, state } }, 'Your authenticator was replaced: sign in with codes from the new one.');
+      await c.leaveNotice(
+        { ...who, session: { ...who.session, state } },
+        'Your authenticator was replaced, and every other session of yours was signed out: sign in with codes from the new one.',
+      );
       return reply.redirect(ACCOUNT_PATH, 303);
     },
 
