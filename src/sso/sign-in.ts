@@ -236,7 +236,7 @@ export class SsoSignInService {
     const request = await sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
     if (!request) throw rejected('the request it answers is not open');
     const nameId = accepted.nameId;
-    if (request.id.startsWith(TEST_REQUEST_PREFIX)) return await this.tested(connection, accepted, profile);
+    if (request.id.startsWith(TEST_REQUEST_PREFIX)) return await this.tested(connection, request.id, accepted, profile);
 
     // the NameID, read whole, is the person's address, in one of the connection's domains
     let key: string;
@@ -268,10 +268,15 @@ export class SsoSignInService {
    *  keep the person from signing in, in words. */
   private async tested(
     connection: SsoConnection,
+    requestId: string,
     accepted: { assertionId: string; rememberUntil: Date; nameId: string },
     profile: Profile,
   ): Promise<TestSignInResult> {
-    if (!(await this.store.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
+    // the assertion used up, and the test's request closed with it: a test is answered once
+    await this.store.transaction(async (tx) => {
+      if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
+      if (!(await tx.sso.closeSamlRequest(connection.id, requestId))) throw rejected('the request was answered already');
+    });
     const { nameId } = accepted;
     const problems: string[] = [];
     let key: string | undefined;

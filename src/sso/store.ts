@@ -80,6 +80,8 @@ export interface SsoStore {
   findOpenSamlRequest(connectionId: string, id: string, now: Date): Promise<SamlRequestRow | undefined>;
   /** marks an open request answered, for this user and ticket; false if it was answered already */
   completeSamlRequest(id: string, userId: string, ticketHash: Uint8Array, expiresAt: Date): Promise<boolean>;
+  /** removes an open request without answering it (a test sign-in's, once its response was read); false if it was answered or removed already */
+  closeSamlRequest(connectionId: string, id: string): Promise<boolean>;
   /** removes and returns the answered request of this ticket, if it has not expired */
   takeCompletedSamlRequest(ticketHash: Uint8Array, now: Date): Promise<CompletedSamlRequest | undefined>;
   /** records an assertion as used; false when it already was (a replay) */

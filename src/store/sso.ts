@@ -329,6 +329,15 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
         .executeTakeFirst();
       return Number(done.numUpdatedRows) === 1;
     },
+    async closeSamlRequest(connectionId, id) {
+      const closed = await db
+        .deleteFrom('saml_requests')
+        .where('id', '=', id)
+        .where('connection_id', '=', connectionId)
+        .where('user_id', 'is', null)
+        .executeTakeFirst();
+      return Number(closed.numDeletedRows) === 1;
+    },
     async takeCompletedSamlRequest(ticketHash, now) {
       const row = await db.deleteFrom('saml_requests').where('ticket_hash', '=', ticketHash).returningAll().executeTakeFirst();
       if (!row || row.user_id === null || (row.expires_at as Date) <= now) return undefined;

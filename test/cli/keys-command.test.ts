@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
-import { keysCommand } from '../../src/cli/commands/keys.js';
+import { keysCommand, keysCommandLine } from '../../src/cli/commands/keys.js';
 import { main } from '../../src/cli/main.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { StartFailure } from '../../src/cli/failure-line.js';
@@ -38,6 +38,12 @@ async function inProcess(args: string[]) {
 }
 
 describe('gatehouse keys: the command line', () => {
+  it('a key id that begins with "-" (base64url allows it) is the id, not an option, before or after --yes', () => {
+    assert.deepEqual(keysCommandLine(['retire', '-PxYz_0a', '--yes']), { action: 'retire', kid: '-PxYz_0a', yes: true, json: false });
+    assert.deepEqual(keysCommandLine(['--json', 'retire', '--yes', '-Q1']), { action: 'retire', kid: '-Q1', yes: true, json: true });
+    assert.deepEqual(keysCommandLine(['retire', '-PxYz_0a']), { action: 'retire', kid: '-PxYz_0a', yes: false, json: false });
+  });
+
   for (const [args, message] of [
     [[], /keys needs an action: list, rotate or retire KID/],
     [['frob'], /unknown keys action frob: use list, rotate or retire/],

@@ -208,8 +208,25 @@ for (const engine of transportEngines()) {
           payload: answer.form.toString(),
         });
       };
+      const answerAcs = (answer: { acsUrl: string; form: URLSearchParams }) =>
+        t.request({
+          method: 'POST',
+          url: new URL(answer.acsUrl).pathname,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: answer.form.toString(),
+        });
       const ok = await run('tester@testrun.test');
       assert.equal(ok.status, 200, ok.text);
+      // a test is answered once: another response to the same request (a fresh assertion) is refused
+      {
+        const start = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${id}`);
+        const location = String(start.headers.location);
+        idp.setUser('tester@testrun.test', { displayName: 'Tess Ter' });
+        assert.equal((await answerAcs(await idp.respond(location))).status, 200, 'the first answer is shown');
+        const again = await answerAcs(await idp.respond(location));
+        assert.notEqual(again.status, 200, 'the second answer to the same test is refused');
+        assert.doesNotMatch(again.text, /Test sign-in worked/);
+      }
       assert.match(ok.text, /<h1>Test sign-in worked<\/h1>/);
       assert.match(ok.text, /<dt>displayName<\/dt><dd>Tess Ter<\/dd>/);
       assert.match(ok.text, /<dt>groups<\/dt><dd>admins, staff<\/dd>/);

@@ -24,9 +24,15 @@ export type KeysCommandLine = { json: boolean } & ({ action: 'list' | 'rotate' }
 
 /** Reads a `keys` command line (the words after `keys`); every mistake is a UsageError, said before the database is opened. */
 export function keysCommandLine(args: string[]): KeysCommandLine {
+  // A key id is base64url and may begin with "-" ("-PxY…"): the first word after `retire` that is
+  // not one of the command's own options is the id, whatever it looks like.
+  const at = args.indexOf('retire');
+  const idAt = at === -1 ? -1 : args.findIndex((w, i) => i > at && !OPTION_WORDS.has(w));
+  const idWord = idAt === -1 ? undefined : args[idAt];
+  const words = idAt === -1 ? args : args.filter((_, i) => i !== idAt);
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(args);
+    parsed = parse(words);
   } catch (err) {
     // node:util names the option: "Unknown option '--yess'"
     throw new UsageError((err as Error).message.replace(/\. To specify.*$/s, ''));
@@ -37,7 +43,7 @@ export function keysCommandLine(args: string[]): KeysCommandLine {
     throw new UsageError(action ? `unknown keys action ${action}: use list, rotate or retire` : 'keys needs an action: list, rotate or retire KID');
   }
   if (action === 'retire') {
-    const [kid, ...more] = rest;
+    const [kid, ...more] = idWord === undefined ? rest : [idWord, ...rest];
     if (!kid) throw new UsageError('keys retire needs the id (kid) of the key to retire: gatehouse keys list shows them');
     if (more.length > 0) throw new UsageError(`keys retire takes one key id; unexpected ${more[0]}`);
     return { action, kid, yes: parsed.values.yes === true, json };
@@ -46,6 +52,9 @@ export function keysCommandLine(args: string[]): KeysCommandLine {
   if (parsed.values.yes) throw new UsageError(`--yes is for keys retire only`);
   return { action: action as 'list' | 'rotate', json };
 }
+
+/** the words that are options of `keys`, never a key id */
+const OPTION_WORDS = new Set(['--yes', '--json', '--help', '-h']);
 
 function parse(args: string[]) {
   return parseArgs({ args, options: { yes: { type: 'boolean' }, json: { type: 'boolean' } }, strict: true, allowPositionals: true });

@@ -325,6 +325,14 @@ for (const engine of engines()) {
         },
       );
 
+      // a test sign-in's request is closed unanswered, once, and only through its own connection
+      const tested = request(mine);
+      await c.store.sso.insertSamlRequest(tested);
+      assert.equal(await c.store.sso.closeSamlRequest(theirs, tested.id), false, 'not through another connection');
+      assert.equal(trues(fulfilled(await race(RACERS, () => c.store.sso.closeSamlRequest(mine, tested.id)))), 1, 'closed once');
+      assert.equal(await c.store.sso.findOpenSamlRequest(mine, tested.id, T0), undefined, 'no longer open');
+      assert.equal(await c.store.sso.closeSamlRequest(mine, r.id), false, 'an answered request is not closed');
+
       const late = request(mine);
       await c.store.sso.insertSamlRequest(late);
       assert.equal(await c.store.sso.completeSamlRequest(late.id, users[0]!.id, sha256(`${late.id} t`), at(2 * MINUTE)), true);
