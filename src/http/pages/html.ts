@@ -121,7 +121,6 @@ td code { font-size: .9rem; }
 .filters label { margin-top: .75rem; }
 .filters .actions { grid-column: 1 / -1; margin-top: 1rem; }
 .filters .hint { margin: .25rem 0 0; }
-input[type=datetime-local] { width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 .details { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 .75rem; margin: 0; font-size: .85rem; }
 .details dt { color: var(--muted); }
 .details dd { margin: 0; overflow-wrap: anywhere; }
@@ -171,8 +170,6 @@ textarea.mono { font-size: .85rem; }
 input[type=url] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 input[type=radio] { width: 1.1rem; height: 1.1rem; margin: 0; accent-color: var(--accent); }
 textarea:focus, input[type=radio]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
-.inline-form { display: inline; }
-.inline-form button { margin: 0; }
 ul.values { list-style: none; padding: 0; margin: .5rem 0; }
 ul.values li { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: baseline; padding: .3rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 .expiry { color: #7a4f00; font-weight: 600; }
@@ -191,7 +188,6 @@ a.danger-link, a.danger-link:visited { color: var(--bad); }
 .users-filter button { margin: 0; }
 .users-filter input { padding: .55rem .7rem; }
 .users-filter .hint { grid-column: 1 / -1; margin: 0; }
-input[type=datetime-local] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 a.button.danger { background: var(--bad); }
 .actions form, .row-actions form { display: inline; margin: 0; }
 .actions-list { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; list-style: none; padding: 0; }
@@ -200,9 +196,10 @@ a.button.danger { background: var(--bad); }
 .inline-form { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; margin-bottom: .35rem; }
 .inline-form input[type=text] { width: 10rem; min-width: 0; }
 .inline-form label { margin: 0; }
-input[type=datetime-local], input[type=number] { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
+.inline-form button { margin: 0; }
+/* times and numbers typed in forms (the audit filters, a role's end, support access's end) */
+input[type=datetime-local], input[type=number] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
-textarea { display: block; width: 100%; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
 @media (max-width: 32rem) {
   .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
