@@ -76,7 +76,7 @@ export function userList(o: {
 <div class="filter-field"><label for="email">E-mail address</label><input id="email" name="email" type="search" value="${f.email ?? ''}" aria-describedby="email-hint"></div>
 ${select(
   'role',
-  'Role',
+  'Holds the role (in any tenant)',
   f.role,
   o.roles.map((r) => ({ value: r.id, label: r.name })),
 )}
