@@ -37,7 +37,8 @@ export interface SessionState {
   returnTo?: string;
   /** a signed-in person replacing their authenticator (the account page): the new key, sealed,
    *  until a first code from it confirms it */
-  reenrol?: { pendingSecret: string };
+  /** a new authenticator waiting for its first code (signin/service.ts), sealed; since when (ISO time) */
+  reenrol?: { pendingSecret: string; since?: string };
   /** a message for the next console page, shown once (what a redirect after a change reports;
    *  never a secret) */
   notice?: string;

@@ -37,6 +37,9 @@ import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SignInRecord, SignInStore } from './store.js';
 
+/** how long a new authenticator waits, in its session, for its first code (then: start again) */
+export const REENROL_TTL_MS = 10 * 60_000;
+
 export interface SignInStores extends AttemptStores {
   signIn: SignInStore;
   audit: AuditStore;
@@ -469,13 +472,25 @@ export class SignInService {
     const checked = await this.currentCode(user, code, attempt);
     if (checked) return checked;
     const secret = newTotpSecret(user.email, this.settings.issuer);
-    await this.sessions.setState(session, { ...session.state, reenrol: { pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT) } });
+    await this.sessions.setState(session, {
+      ...session.state,
+      reenrol: { pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT), since: this.clock.now().toISOString() },
+    });
     return { kind: 'pending', secret };
+  }
+
+  /** A replacement begun in this session, while it may still be finished (REENROL_TTL_MS): the key
+   *  is not left readable in a session for its whole life. */
+  private livePending(session: Session): { pendingSecret: string } | undefined {
+    const pending = session.state.reenrol;
+    if (!pending?.since) return undefined;
+    const age = this.clock.now().getTime() - Date.parse(pending.since);
+    return age >= 0 && age <= REENROL_TTL_MS ? pending : undefined;
   }
 
   /** The new authenticator a person is replacing theirs with, while one is pending in the session. */
   async pendingReenrolment(session: Session): Promise<TotpSecret | undefined> {
-    const pending = session.state.reenrol;
+    const pending = this.livePending(session);
     const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
     if (!pending || !user?.active) return undefined;
     return totpSecret(this.box.open(pending.pendingSecret, ENROL_CONTEXT), user.email, this.settings.issuer);
@@ -483,9 +498,10 @@ export class SignInService {
 
   /** Step 2: a first code from the new authenticator; it replaces the old one (the recovery codes stay). */
   async confirmReenrolment(session: Session, code: string, attempt: Attempt): Promise<{ kind: 'replaced' } | Refusal> {
-    const pending = session.state.reenrol;
+    const pending = this.livePending(session);
     const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
-    if (!pending || !user?.active || !user.totpSecretSealed) return refusal(400, 'Nothing is being replaced: start again from your account page.');
+    if (!pending || !user?.active || !user.totpSecretSealed)
+      return refusal(400, 'Nothing is being replaced (a new authenticator waits 10 minutes for its first code): start again from your account page.');
     const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
     if (reservation.kind === 'wait') return waitOutcome(reservation);
     const base32 = this.box.open(pending.pendingSecret, ENROL_CONTEXT);

@@ -168,6 +168,23 @@ for (const engine of transportEngines()) {
       key = newKey;
     });
 
+    it('a new authenticator waits 10 minutes for its first code, then is gone from the session', async () => {
+      let page = await me.get('/console/account');
+      t.clock.advance(30_000);
+      let res = await me.post('/console/account/authenticator', { _csrf: me.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(res.status, 200, res.text.slice(0, 300));
+      const pendingKey = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(res.text)![1]!.replace(/ /g, '');
+      t.clock.advance(9 * 60_000);
+      assert.equal((await me.get('/console/account/authenticator')).status, 200, 'still pending after 9 minutes');
+      t.clock.advance(2 * 60_000);
+      assert.equal((await me.get('/console/account/authenticator')).status, 303, 'no longer shown after 11');
+      page = await me.get('/console/account');
+      res = await me.post('/console/account/authenticator/confirm', { _csrf: me.csrf(page), code: totpCodeAt(pendingKey, t.clock.now()) });
+      assert.equal(res.status, 400);
+      assert.match(res.text, /Nothing is being replaced \(a new authenticator waits 10 minutes for its first code\)/);
+      assert.equal(await events(t, 'user.totp_reenrolled'), 1, 'only the replacement made earlier');
+    });
+
     it('makes new recovery codes: a current code first, shown once, and they sign in', async () => {
       const page = await me.get('/console/account');
       t.clock.advance(30_000);
