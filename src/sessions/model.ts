@@ -56,6 +56,9 @@ export interface Session {
   expiresAt: Date;
 }
 
+/** A session as a list of someone's sessions shows it: when, never its CSRF token or state. */
+export type SessionSummary = Pick<Session, 'idHash' | 'userId' | 'signedInAt' | 'createdAt' | 'lastSeenAt' | 'expiresAt'>;
+
 /** A session and the secret its cookie carries (only ever returned when it is new). */
 export interface IssuedSession {
   secret: string;

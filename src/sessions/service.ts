@@ -5,7 +5,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { Transactional } from '../transaction.js';
-import type { IssuedSession, Session, SessionLifecycle, SessionState, SessionTimeouts } from './model.js';
+import type { IssuedSession, Session, SessionLifecycle, SessionState, SessionSummary, SessionTimeouts } from './model.js';
 import type { SessionStore, SessionWithUser } from './store.js';
 
 export interface SessionStores {
@@ -57,7 +57,7 @@ export class SessionService implements SessionLifecycle {
   }
 
   /** The live sessions of the signed-in person who holds `session` (theirs only), most recently seen first. */
-  async ofUser(session: Session): Promise<Session[]> {
+  async ofUser(session: Session): Promise<SessionSummary[]> {
     if (!session.userId) return [];
     const now = this.clock.now();
     const all = await this.store.sessions.listUserSessions(session.userId);

@@ -1,5 +1,5 @@
 // What the session use cases need from storage.
-import type { Session, SessionState } from './model.js';
+import type { Session, SessionState, SessionSummary } from './model.js';
 
 /** A session with what decides whether it still holds: its user's and home tenant's state. */
 export interface SessionWithUser extends Session {
@@ -20,7 +20,8 @@ export interface SessionStore {
   updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
   deleteUserSessions(userId: string): Promise<void>;
   /** The signed-in sessions of a user, the most recently seen first. */
-  listUserSessions(userId: string): Promise<Session[]>;
+  /** the user's sessions, as summaries (no CSRF token, no state), the most recently seen first */
+  listUserSessions(userId: string): Promise<SessionSummary[]>;
   /** Deletes the user's sessions but one (the one asking); how many. */
   deleteOtherUserSessions(userId: string, keepIdHash: Buffer): Promise<number>;
   recordSignIn(userId: string, at: Date): Promise<void>;

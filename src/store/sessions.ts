@@ -90,7 +90,7 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
     async listUserSessions(userId) {
       const rows = await db
         .selectFrom('sessions')
-        .select(['id_hash', 'user_id', 'signed_in_at', 'state', 'csrf_token', 'created_at', 'last_seen_at', 'expires_at'])
+        .select(['id_hash', 'user_id', 'signed_in_at', 'created_at', 'last_seen_at', 'expires_at'])
         .where('user_id', '=', userId)
         .orderBy('last_seen_at', 'desc')
         .orderBy('id_hash')
@@ -99,8 +99,6 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
         idHash: Buffer.from(row.id_hash),
         userId: row.user_id,
         signedInAt: row.signed_in_at,
-        state: (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as SessionState,
-        csrfToken: row.csrf_token,
         createdAt: row.created_at,
         lastSeenAt: row.last_seen_at,
         expiresAt: row.expires_at,

@@ -167,10 +167,12 @@ for (const engine of engines()) {
       const third = session(u.id, { lastSeenAt: at(30) });
       const theirs = session(other.id);
       for (const s of [older, newer, third, theirs, session(null)]) await c.store.sessions.insertSession(s);
-      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [newer, older, third]);
+      // summaries: when, never a session's CSRF token or state
+      const summary = ({ csrfToken: _c, state: _s, ...rest }: typeof older) => rest;
+      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [newer, older, third].map(summary));
       assert.equal(await c.store.sessions.deleteOtherUserSessions(u.id, older.idHash), 2);
-      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [older]);
-      assert.deepEqual(await c.store.sessions.listUserSessions(other.id), [theirs], 'another user’s untouched');
+      assert.deepEqual(await c.store.sessions.listUserSessions(u.id), [older].map(summary));
+      assert.deepEqual(await c.store.sessions.listUserSessions(other.id), [theirs].map(summary), 'another user’s untouched');
       assert.equal(await c.store.sessions.deleteOtherUserSessions(u.id, older.idHash), 0);
     });
   });

@@ -1,7 +1,7 @@
 // The HTML of the person's own account page (account.ts): their password, authenticator,
 // recovery codes and sessions; the new authenticator's key and the new recovery codes, each shown
 // in the answer to the form that made them.
-import type { Session } from '../../../sessions/model.js';
+import type { Session, SessionSummary } from '../../../sessions/model.js';
 import type { TotpSecret } from '../../../users/totp.js';
 import { html, trusted } from '../html.js';
 import { csrfField } from '../page-kit.js';
@@ -38,13 +38,13 @@ function codeForm(o: { session: Session; id: string; action: string; button: str
 export function accountPage(o: {
   session: Session;
   email: string;
-  sessions: Session[];
+  sessions: SessionSummary[];
   notice?: string | undefined;
   failure?: FormFailure | undefined;
   /** a new authenticator waits for its first code */
   reenrolPending?: boolean;
 }): View {
-  const here = (s: Session) => s.idHash.equals(o.session.idHash);
+  const here = (s: SessionSummary) => s.idHash.equals(o.session.idHash);
   const others = o.sessions.filter((s) => !here(s)).length;
   return {
     title: 'Your account',
