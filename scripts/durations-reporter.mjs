@@ -1,7 +1,9 @@
 // A reporter for node's test runner that writes test/durations.json: how long each test file's
 // tests took (the sum of its top-level tests and suites, in milliseconds). scripts/test.mjs
-// balances the processes of the whole suite by it. Refreshed by `npm run test:durations`, best
-// with TEST_DATABASE_URL set as CI sets it; a file it does not list counts as the median.
+// balances the processes of the whole suite by it. Refreshed by `npm run test:durations` (the
+// whole suite, run as `npm test` runs it: shared processes, the same concurrency), best with
+// TEST_DATABASE_URL set as CI sets it; a file it does not list counts as the median. Node's runner
+// names the file a top-level test was declared in (the test file, not the bundle importing it).
 import { writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +16,8 @@ export default async function* durations(source) {
   for await (const event of source) {
     if ((event.type === 'test:pass' || event.type === 'test:fail') && event.data.nesting === 0 && event.data.file) {
       const file = relative(root, event.data.file);
+      // a suite declared by a helper counts for no file: its time would balance nothing
+      if (!file.endsWith('.test.ts')) continue;
       byFile[file] = Math.round((byFile[file] ?? 0) + event.data.details.duration_ms);
       if (event.type === 'test:fail') failed++;
     }

@@ -139,6 +139,10 @@ const tests = await exitOf(
       '--test-reporter-destination=stderr',
       '--test-reporter=tap',
       '--test-reporter-destination=stdout',
+      // `npm run test:durations`: each file's time in this very run (shared processes, as balanced)
+      ...(process.env.GATEHOUSE_TEST_DURATIONS === '1'
+        ? [`--test-reporter=${pathToFileURL(join(root, 'scripts', 'durations-reporter.mjs')).href}`, '--test-reporter-destination=stderr']
+        : []),
       ...options,
       ...list.map((f) => relative(root, f)),
     ],

@@ -256,8 +256,10 @@ describe("the image's start command and environment, from a production-only inst
       const [hcmd, hargv] = asUser(HEALTHCHECK[0] === 'node' ? process.execPath : HEALTHCHECK[0]!, HEALTHCHECK.slice(1));
       const health = spawnSync(hcmd, hargv, { cwd: app, env, timeout: 10_000 });
       assert.equal(health.status, 0, `health check: ${health.stderr}`);
-      // the bootstrap notice went to standard output, the log lines are JSON
-      assert.match(out, /gatehouse serving/);
+      // the bootstrap notice went to standard output, the log lines are JSON; the line saying it
+      // serves comes just after the port opens, and may still be in the pipe (the health check
+      // above blocked this process's event loop while it ran)
+      await waitFor('the "gatehouse serving" log line', 10_000, () => (/gatehouse serving/.test(out) ? true : undefined));
     } finally {
       child.kill('SIGTERM');
     }
