@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { PageClient, signedInUser } from '../helpers/pages.js';
+import { rowCounts } from '../helpers/seed.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
 const { Administrator, Auditor } = ROLE_IDS;
@@ -172,6 +173,10 @@ describe('console tenant pages', () => {
     assert.match(res.text, /role="alert"/);
     assert.match(res.text, /startTime is after endTime/);
     assert.match(res.text, /value="keep"/);
+    // a time the field cannot hold: named
+    res = await admin.get(`/console/tenants?tenant=${partner}&modified_to=2026-05-01T00:00%2B05:00`);
+    assert.equal(res.status, 400);
+    assert.match(res.text, /modified_to must be a date and time such as 2026-11-28T09:30 \(UTC\)/);
   });
 
   it('creates a tenant under a partner; bad input is shown again and creates nothing', async () => {
@@ -324,6 +329,25 @@ describe('console tenant pages', () => {
     assert.equal(now.support_enabled, true);
     assert.equal(now.support_reason, 'ticket 42');
     assert.equal(new Date(now.support_expires_at).toISOString().slice(0, 16), until);
+    // typed to the second (as a browser sends a value with seconds): UTC too, not the server's time zone
+    res = await submit(admin, `/console/tenant/support?tenant=${child}`, '/console/tenant/support', {
+      tenant: child,
+      action: 'enable',
+      until: `${until}:30`,
+      reason: 'ticket 42',
+    });
+    await noticeAfter(admin, res);
+    assert.equal(new Date((await read(child)).support_expires_at).toISOString(), `${until}:30.000Z`);
+    // not a date and time: the form again, saying so
+    res = await submit(admin, `/console/tenant/support?tenant=${child}`, '/console/tenant/support', {
+      tenant: child,
+      action: 'enable',
+      until: 'tomorrow',
+      reason: 'ticket 42',
+    });
+    assert.equal(res.status, 400);
+    assert.match(res.text, /That is not a date and time\./);
+    assert.equal(new Date((await read(child)).support_expires_at).toISOString(), `${until}:30.000Z`);
     // an end in the past: shown again with what to do, nothing changed
     res = await submit(admin, `/console/tenant/support?tenant=${child}`, '/console/tenant/support', {
       tenant: child,
@@ -439,5 +463,93 @@ describe('console tenant pages', () => {
     // CSRF
     res = await admin.post('/console/tenant/offerings', { tenant: partner, action: 'service', service_name: 'No Token' });
     assert.equal(res.status, 403);
+  });
+
+  // A page acts in its one tenant: a label or partner subscription of another tenant (one below,
+  // which the services would accept from the parent, one out of reach, or none) is refused alike.
+  const refusal = (res: Response, title: string) => {
+    assert.equal(res.status, 404, res.text.slice(0, 600));
+    assert.match(res.text, new RegExp(title));
+    const words = /<p class="error" role="alert">([^<]*)<\/p>\s*<p>([^<]*)<\/p>/.exec(res.text);
+    assert.ok(words, res.text);
+    return `${words[1]} ${words[2]}`;
+  };
+  const wordsOf = (kind: string) =>
+    `No ${kind} with this id belongs to Acme Partners. It may have been deleted, or belong to another tenant: ` +
+    'go back to the list of Acme Partners, or open it from the tenant it belongs to.';
+  const NONE = '00000000-0000-4000-8000-000000000000';
+
+  it('a label of a tenant below is not changed or deleted from the parent’s page; nothing is written', async () => {
+    const tier = (await read(child)).labels.find((l: { name: string }) => l.name === 'tier');
+    assert.ok(tier);
+    const far = await createTenant(t, '1', { name: 'Far Away', labels: [{ name: 'far', value: 'x' }] });
+    const farLabel = (await read(far)).labels[0].id as string;
+    const page = await admin.get(`/console/tenant/labels?tenant=${partner}`);
+    const before = { rows: await rowCounts(t), child: await read(child), far: await read(far) };
+    for (const label of [tier.id, farLabel, NONE]) {
+      for (const form of <Record<string, string>[]>[
+        { action: 'update', label, name: 'hacked', value: 'hacked' },
+        { action: 'delete', label },
+      ]) {
+        const res = await admin.post('/console/tenant/labels', { _csrf: admin.csrf(page), tenant: partner, ...form });
+        assert.equal(refusal(res, 'Label not found'), wordsOf('label'), `${form.action} ${label}`);
+      }
+    }
+    assert.deepEqual({ rows: await rowCounts(t), child: await read(child), far: await read(far) }, before, 'nothing written');
+    // from the child's own page, the same forms change it
+    const own = await admin.get(`/console/tenant/labels?tenant=${child}`);
+    let res = await admin.post('/console/tenant/labels', {
+      _csrf: admin.csrf(own),
+      tenant: child,
+      action: 'update',
+      label: tier.id,
+      name: 'tier',
+      value: 'silver',
+    });
+    await noticeAfter(admin, res);
+    assert.equal((await read(child)).labels.find((l: { id: string }) => l.id === tier.id).value, 'silver');
+    res = await admin.post('/console/tenant/labels', { _csrf: admin.csrf(own), tenant: child, action: 'delete', label: tier.id });
+    await noticeAfter(admin, res);
+    assert.equal(
+      (await read(child)).labels.some((l: { id: string }) => l.id === tier.id),
+      false,
+    );
+  });
+
+  it('a partner subscription of a partner below is not retired from the parent’s page; nothing is written', async () => {
+    const reseller = await createTenant(t, partner, { name: 'Acme Resellers', isPartner: true });
+    let res = await submit(admin, `/console/tenant/offerings?tenant=${reseller}`, '/console/tenant/offerings', {
+      tenant: reseller,
+      action: 'service',
+      service_name: 'Reselling',
+    });
+    let page = await noticeAfter(admin, res);
+    const service = /<option value="([0-9a-f-]{36})"[^>]*>Reselling<\/option>/.exec(page.text)?.[1];
+    assert.ok(service, page.text);
+    res = await admin.post('/console/tenant/offerings', {
+      _csrf: admin.csrf(page),
+      tenant: reseller,
+      action: 'subscription',
+      service,
+      sub_name: 'Resold',
+    });
+    await noticeAfter(admin, res);
+    const stored = () => t.db.kysely.selectFrom('partner_subscriptions').selectAll().where('name', '=', 'Resold').executeTakeFirstOrThrow();
+    const sub = (await stored()).id;
+
+    page = await admin.get(`/console/tenant/offerings?tenant=${partner}`);
+    const before = { rows: await rowCounts(t), sub: await stored() };
+    for (const subscription of [sub, NONE]) {
+      res = await admin.post('/console/tenant/offerings', { _csrf: admin.csrf(page), tenant: partner, action: 'retire', subscription });
+      assert.equal(refusal(res, 'Subscription not found'), wordsOf('subscription'), subscription);
+    }
+    assert.deepEqual({ rows: await rowCounts(t), sub: await stored() }, before, 'nothing written');
+    assert.equal(before.sub.retired_at, null);
+    // from its own partner's page, retired
+    page = await admin.get(`/console/tenant/offerings?tenant=${reseller}`);
+    res = await admin.post('/console/tenant/offerings', { _csrf: admin.csrf(page), tenant: reseller, action: 'retire', subscription: sub });
+    page = await noticeAfter(admin, res);
+    assert.match(page.text, /Subscription Resold was retired/);
+    assert.notEqual((await stored()).retired_at, null);
   });
 });

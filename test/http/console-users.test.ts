@@ -10,6 +10,7 @@ import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { sql } from 'kysely';
 import { rowCounts } from '../helpers/seed.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -213,7 +214,7 @@ for (const engine of transportEngines()) {
       assert.equal(await gqlUser(id), null);
       const gone = await admin.get(`/console/users/user?tenant=${child}&user=${id}`);
       assert.equal(gone.status, 404);
-      assert.match(gone.text, /No user with this id is visible in Acme Child/);
+      assert.match(gone.text, /No user with this id belongs to Acme Child\./);
     });
 
     it('filters by role, sign-in and last sign-in', async () => {
@@ -242,6 +243,74 @@ for (const engine of transportEngines()) {
         assert.equal(res.status, 403, path);
       }
       assert.deepEqual(await rowCounts(t), before);
+    });
+
+    it('a user whose home is a tenant below is not one of this tenant’s: its pages and every form refuse it, writing nothing', async () => {
+      const made = await invite(child, 'below@acme.test', Responder);
+      assert.equal(made.status, 200, made.text);
+      const list = await admin.get(`/console/users?tenant=${child}&email=below%40acme.test`);
+      const id = /user=([0-9a-f-]{36})">below@acme\.test/.exec(list.text)![1]!;
+      const assignment = (await gqlUser(id)).role_assignments[0].id as string;
+      // a user out of the admin's reach, and none at all: the same answer
+      const elsewhere = await createTenant(t, '1', { name: 'Elsewhere' });
+      const stranger = await t.gql(
+        await t.rootToken(),
+        'mutation($e: String!) { createUser(email: $e) { user { id } } }',
+        { e: 'stranger@elsewhere.test' },
+        { tenant: elsewhere },
+      );
+      const strangerId = stranger.body.data.createUser.user.id as string;
+      const none = '00000000-0000-4000-8000-000000000000';
+
+      /** the stored user, and every row and audit event (refusals' too) */
+      const state = async () => ({
+        user: await t.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
+        rows: await rowCounts(t),
+        audit: (await sql<{ n: number }>`select count(*)::int as n from audit_events`.execute(t.db.kysely)).rows[0]!.n,
+      });
+      /** the problem page's words */
+      const refusal = (res: Response) => {
+        assert.equal(res.status, 404, res.text.slice(0, 600));
+        assert.match(res.text, /User not found/);
+        const words = /<p class="error" role="alert">([^<]*)<\/p>\s*<p>([^<]*)<\/p>/.exec(res.text);
+        assert.ok(words, res.text);
+        return `${words[1]} ${words[2]}`;
+      };
+      const WORDS =
+        'No user with this id belongs to Acme Partners. It may have been deleted, or belong to another tenant: ' +
+        'go back to the list of Acme Partners, or open it from the tenant it belongs to.';
+
+      const page = await admin.get(`/console/users?tenant=${partner}`);
+      const before = await state();
+      for (const user of [id, strangerId, none]) {
+        assert.equal(refusal(await admin.get(`/console/users/user?tenant=${partner}&user=${user}`)), WORDS, `the user page, ${user}`);
+        assert.equal(refusal(await admin.get(`/console/users/delete?tenant=${partner}&user=${user}`)), WORDS, `the confirmation, ${user}`);
+      }
+      const forms: [string, Record<string, string>][] = [
+        ['roles', { role: Auditor, expires: '' }],
+        ['roles/remove', { assignment }],
+        ['disable', {}],
+        ['enable', {}],
+        ['reset', {}],
+        ['delete', {}],
+      ];
+      for (const [path, more] of forms) {
+        for (const user of [id, strangerId, none]) {
+          const res = await admin.post(`/console/users/${path}`, { _csrf: admin.csrf(page), tenant: partner, user, ...more });
+          assert.equal(refusal(res), WORDS, `${path}, ${user}`);
+        }
+      }
+      assert.deepEqual(await state(), before, 'nothing written, not even a refusal’s event');
+
+      // from its own tenant's pages, the same forms change it
+      const own = await admin.get(`/console/users/user?tenant=${child}&user=${id}`);
+      assert.equal(own.status, 200);
+      let res = await admin.post('/console/users/disable', { _csrf: admin.csrf(own), tenant: child, user: id });
+      assert.equal(res.status, 303, res.text);
+      assert.notEqual((await gqlUser(id)).disabled_at, null);
+      res = await admin.post('/console/users/delete', { _csrf: admin.csrf(own), tenant: child, user: id });
+      assert.equal(res.status, 303, res.text);
+      assert.equal(await gqlUser(id), null);
     });
 
     it('nobody changes their own account here', async () => {

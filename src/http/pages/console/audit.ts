@@ -3,19 +3,15 @@
 // pagination, through the same AuditService.list as the GraphQL resolver. Bad filters show the
 // form again with what was wrong (400), and no events.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badInput } from '../../../errors.js';
 import { auditTrail, type AuditFilterValues } from './audit-views.js';
+import { formTime } from './form-times.js';
 import { type ConsoleKit, PER_PAGE, queryOf, text } from './kit.js';
 
-/** A time typed in the form (datetime-local, read as UTC), or undefined when empty. */
-function timeOf(raw: string | undefined, field: 'from' | 'to'): Date | undefined {
-  if (!raw) return undefined;
-  // "2026-11-28T09:30" (the browser's datetime-local) or with seconds; anything else is refused
-  const d = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(raw) ? new Date(`${raw}Z`) : new Date(Number.NaN);
-  if (Number.isNaN(d.getTime()))
-    throw badInput(`filter.${field} must be a date and time such as 2026-11-28T09:30 (UTC)`, { field: `filter.${field}` });
+/** A time typed in the form (form-times.ts), or undefined when empty. */
+function timeOf(raw: string, field: 'from' | 'to'): Date | undefined {
+  const d = formTime(raw, `filter.${field}`);
   // "to" takes in the whole minute typed
-  return field === 'to' && raw.length === 16 ? new Date(d.getTime() + 59_999) : d;
+  return d && field === 'to' && raw.length === 16 ? new Date(d.getTime() + 59_999) : d;
 }
 
 export function auditPages(c: ConsoleKit) {

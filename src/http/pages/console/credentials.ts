@@ -196,8 +196,7 @@ export function credentialPages(c: ConsoleKit) {
       const t = await c.inTenant(req, who, form.tenant);
       const deleted = await services.credentials.deleteClient(t.caller, { id: text(form.client) ?? '' });
       const notice = `Client ${deleted.name} (${deleted.clientId}) was deleted. Its secrets no longer work.`;
-      await c.leaveNotice(t, notice);
-      return reply.redirect(listPath(t.tenant.id), 303);
+      return c.done(reply, t, notice, listPath(t.tenant.id));
     },
   };
 }

@@ -213,5 +213,12 @@ export function consoleKit(kit: PageKit) {
       if (!(err instanceof AppError && FORM_ERRORS.has(err.code))) throw err;
       return problemOf(err, req, reply, { tenant });
     },
+
+    /** A change's answer: to `path` (303), with a notice for the page there. A method (`this`),
+     *  so that it leaves the notice as leaveNotice does, whatever that becomes. */
+    async done(reply: FastifyReply, who: Viewer, notice: string, path: string): Promise<FastifyReply> {
+      await this.leaveNotice(who, notice);
+      return reply.redirect(path, 303);
+    },
   };
 }

@@ -310,6 +310,12 @@ const RULES: readonly Rule[] = [
     message: /at least one environment/,
     words: () => ({ message: 'A new tenant must be enabled in at least one environment.', advice: 'Tick one or more environments.' }),
   },
+  // (form-times.ts: before the rule below, which words the service's refusals of a time)
+  {
+    code: 'BAD_USER_INPUT',
+    message: /^(until|expiresAt) must be a date and time such as/,
+    words: () => ({ message: 'That is not a date and time.', advice: 'Enter it as the field asks: a date and a time, in UTC.' }),
+  },
   {
     code: 'BAD_USER_INPUT',
     field: 'until',
@@ -318,11 +324,6 @@ const RULES: readonly Rule[] = [
       message: `The end of support access ${rule}.`,
       advice: 'Enter a later date and time (UTC), at most 366 days ahead, or leave it empty to keep it on until you turn it off.',
     }),
-  },
-  {
-    code: 'BAD_USER_INPUT',
-    message: /^(until|expiresAt): give a date and a time$/,
-    words: () => ({ message: 'That is not a date and time.', advice: 'Enter it as the field asks: a date and a time, in UTC.' }),
   },
   {
     code: 'BAD_USER_INPUT',
@@ -481,6 +482,23 @@ export function tenantNotVisible(id: string): AppError {
   return new ConsoleRefusal('FORBIDDEN', `No tenant ${id} is visible to you.`, {
     title: 'Tenant not found',
     advice: 'Check the id, or pick a tenant from your list.',
+  });
+}
+
+/** The things a page names by id that must be its tenant's own. */
+export type OwnKind = 'user' | 'label' | 'subscription';
+
+/**
+ * A user, label or subscription a page was given that is not its tenant's own: it may belong to
+ * a tenant below (which the viewer's roles reach, so the services accept it), be out of reach, or
+ * not exist at all. A page acts in its one tenant, so it refuses them alike (404), with the same
+ * words, so that the page tells nothing about where else it might be.
+ */
+export function notInThisTenant(kind: OwnKind, tenant: { name: string }): AppError {
+  const title = `${kind.charAt(0).toUpperCase()}${kind.slice(1)} not found`;
+  return new ConsoleRefusal('NOT_FOUND', `No ${kind} with this id belongs to ${tenant.name}.`, {
+    title,
+    advice: `It may have been deleted, or belong to another tenant: go back to the list of ${tenant.name}, or open it from the tenant it belongs to.`,
   });
 }
 

@@ -10,15 +10,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { assertCan, can, supportActive } from '../../../access/policy.js';
 import { ROOT_TENANT_ID } from '../../../access/roles.js';
 import { badInput } from '../../../errors.js';
+import { checkUuid } from '../../../ids.js';
+import type { TenantLabel } from '../../../labels/model.js';
 import type { PartnerSubscription } from '../../../subscriptions/model.js';
 import { scopeOf } from '../../../tenants/model.js';
 import type { TenantUpdateInput } from '../../../tenants/service.js';
 import { html } from '../html.js';
 import type { Form } from '../page-kit.js';
+import { formTime } from './form-times.js';
 import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
 import { noticeOf, type View } from './layout.js';
 import { TENANT_LABELS_PATH, TENANT_OFFERINGS_PATH, TENANT_SUBSCRIPTIONS_PATH, tenantHomePath, tenantPage } from './paths.js';
-import type { Problem } from './problems.js';
+import { notInThisTenant, type Problem } from './problems.js';
 import {
   editForms,
   ENVIRONMENT_NAMES,
@@ -29,7 +32,7 @@ import {
   supportForm,
   type Values,
 } from './tenant-forms-views.js';
-import { rightsIn, timeField } from './tenants.js';
+import { rightsIn } from './tenants.js';
 
 /** The form's string fields, as entered (shown again when it fails). */
 const valuesOf = (form: Form): Values =>
@@ -42,14 +45,8 @@ const optional = (form: Form, k: string): string | null | undefined => {
 };
 const yesNo = (v: string | undefined) => (v === 'yes' ? true : v === 'no' ? false : undefined);
 
-/** A datetime-local field (UTC) as a time; empty is none; anything else must be one. */
-function timeOf(raw: string | undefined, field: string): Date | null {
-  const given = timeField(raw?.trim());
-  if (!given) return null;
-  const d = new Date(given);
-  if (Number.isNaN(d.getTime())) throw badInput(`${field}: give a date and a time`, { field });
-  return d;
-}
+/** A datetime-local field (form-times.ts, read as UTC) as a time; empty is none. */
+const timeOf = (raw: string | undefined, field: string): Date | null => formTime(raw, field) ?? null;
 
 /** The partners at or above the tenant (the viewer sees), top first. */
 const partnersOver = (t: InTenant) => [...t.ancestors, t.tenant].filter((a) => a.isPartner);
@@ -64,10 +61,29 @@ export function tenantForms(c: ConsoleKit) {
     return c.show(reply, status, { title: view.title, body: html`${noticeOf(notice)}${view.body}` }, { who, in: t, section });
   }
 
-  /** Redirects (303) to `path` with a notice. */
-  async function done(reply: FastifyReply, t: InTenant, notice: string, path: string) {
-    await c.leaveNotice(t, notice);
-    return reply.redirect(path, 303);
+  // A page acts in its one tenant, while the label and subscription services accept any of a
+  // tenant the viewer's roles reach (a tenant below included): the label or subscription a form
+  // names is read first, among the page's tenant's own, and one of another tenant (below, out of
+  // reach, or none) is refused alike (notInThisTenant), before anything is changed. Neither ever
+  // moves to another tenant: reading it first and changing it after is no race (deleted
+  // meanwhile, the change is refused as not found).
+
+  /** The label `raw` if it is on the page's tenant. */
+  async function ownLabel(t: InTenant, raw: unknown): Promise<TenantLabel> {
+    const id = checkUuid(text(raw) ?? '', 'label_id');
+    const labels = await services.loaders(t.caller).labels.load(t.tenant.id);
+    const label = labels.find((l) => l.id === id);
+    if (!label) throw notInThisTenant('label', t.tenant);
+    return label;
+  }
+
+  /** The partner subscription `raw` if it is the page's tenant's (as a partner; retired ones too). */
+  async function ownSubscription(t: InTenant, raw: unknown): Promise<PartnerSubscription> {
+    const id = checkUuid(text(raw) ?? '', 'subscription_id');
+    const own = t.tenant.isPartner ? await services.subscriptions.listSubscriptions(t.caller, t.tenant.id, true) : [];
+    const subscription = own.find((s) => s.id === id);
+    if (!subscription) throw notInThisTenant('subscription', t.tenant);
+    return subscription;
   }
 
   function newView(t: InTenant, values?: Values, problem?: Problem) {
@@ -201,7 +217,7 @@ export function tenantForms(c: ConsoleKit) {
           allow_response_actions: yesNo(text(form.allow_response_actions)) ?? false,
           actions_approver: optional(form, 'actions_approver') ?? null,
         });
-        return done(
+        return c.done(
           reply,
           t,
           `${made.isPartner ? 'Partner' : 'Tenant'} ${made.name} (id ${made.id}) was created under ${t.tenant.name}.`,
@@ -242,7 +258,7 @@ export function tenantForms(c: ConsoleKit) {
           if (allow !== undefined) input.allow_response_actions = allow;
         }
         const after = await services.tenants.update(t.caller, t.tenant.id, input);
-        return done(reply, t, `${after.name} was saved.`, tenantHomePath(t.tenant.id));
+        return c.done(reply, t, `${after.name} was saved.`, tenantHomePath(t.tenant.id));
       },
       (t, values, problem) => editView(t, values, problem),
     ),
@@ -263,7 +279,7 @@ export function tenantForms(c: ConsoleKit) {
         const notice = enable
           ? `Support access to ${after.name} is on${after.supportExpiresAt ? ` until ${after.supportExpiresAt.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}.`
           : `Support access to ${after.name} is off.`;
-        return done(reply, t, notice, tenantHomePath(t.tenant.id));
+        return c.done(reply, t, notice, tenantHomePath(t.tenant.id));
       },
       (t, values, problem) => supportView(t, values, problem),
     ),
@@ -275,10 +291,11 @@ export function tenantForms(c: ConsoleKit) {
     label: post(
       async (t, form, reply) => {
         const back = tenantPage(TENANT_LABELS_PATH, t.tenant.id);
-        const id = text(form.label) ?? '';
+        // creating names no label; changing or deleting one, it must be this tenant's
+        const id = form.action === 'delete' || form.action === 'update' ? (await ownLabel(t, form.label)).id : '';
         if (form.action === 'delete') {
           const gone = await services.labels.delete(t.caller, id);
-          return done(reply, t, `Label ${gone.name} was deleted.`, back);
+          return c.done(reply, t, `Label ${gone.name} was deleted.`, back);
         }
         const label = { name: text(form.name) ?? '', value: optional(form, 'value') ?? null };
         const saved =
@@ -289,7 +306,7 @@ export function tenantForms(c: ConsoleKit) {
                 owner_partner_tenant_id: text(form.owner) || null,
                 ...(form.restricted === 'yes' ? { restricted: true } : {}),
               });
-        return done(reply, t, `Label ${saved.name} was ${form.action === 'update' ? 'saved' : 'added'}.`, back);
+        return c.done(reply, t, `Label ${saved.name} was ${form.action === 'update' ? 'saved' : 'added'}.`, back);
       },
       (t, values, problem) => labelsView(t, values, problem),
     ),
@@ -303,7 +320,7 @@ export function tenantForms(c: ConsoleKit) {
         const assign = form.action !== 'unassign';
         await services.subscriptions.assign(t.caller, t.tenant.id, text(form.subscription) ?? '', assign);
         const notice = assign ? `The subscription was assigned to ${t.tenant.name}.` : `The subscription was taken away from ${t.tenant.name}.`;
-        return done(reply, t, notice, tenantPage(TENANT_SUBSCRIPTIONS_PATH, t.tenant.id));
+        return c.done(reply, t, notice, tenantPage(TENANT_SUBSCRIPTIONS_PATH, t.tenant.id));
       },
       (t, values, problem) => subscriptionsView(t, values, problem),
     ),
@@ -316,8 +333,9 @@ export function tenantForms(c: ConsoleKit) {
       async (t, form, reply) => {
         const back = tenantPage(TENANT_OFFERINGS_PATH, t.tenant.id);
         if (form.action === 'retire') {
-          const retired = await services.subscriptions.retireSubscription(t.caller, text(form.subscription) ?? '');
-          return done(reply, t, `Subscription ${retired.name} was retired: it can no longer be assigned.`, back);
+          const own = await ownSubscription(t, form.subscription);
+          const retired = await services.subscriptions.retireSubscription(t.caller, own.id);
+          return c.done(reply, t, `Subscription ${retired.name} was retired: it can no longer be assigned.`, back);
         }
         if (form.action === 'subscription') {
           const made = await services.subscriptions.createSubscription(t.caller, {
@@ -326,14 +344,14 @@ export function tenantForms(c: ConsoleKit) {
             description: optional(form, 'sub_description') ?? null,
             partner_tenant_id: t.tenant.id,
           });
-          return done(reply, t, `Subscription ${made.name} was created.`, back);
+          return c.done(reply, t, `Subscription ${made.name} was created.`, back);
         }
         const made = await services.subscriptions.createService(t.caller, {
           name: text(form.service_name) ?? '',
           description: optional(form, 'service_description') ?? null,
           owner_tenant_id: t.tenant.id,
         });
-        return done(reply, t, `Service ${made.name} was created.`, back);
+        return c.done(reply, t, `Service ${made.name} was created.`, back);
       },
       (t, values, problem) => offeringsView(t, values, problem),
     ),

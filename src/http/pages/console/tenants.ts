@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { can, supportActive } from '../../../access/policy.js';
 import { scopeOf, type Tenant } from '../../../tenants/model.js';
 import type { TenantsQueryInput } from '../../../tenants/search.js';
+import { formTime } from './form-times.js';
 import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
 import { CONSOLE_PATH } from './paths.js';
 import type { Problem } from './problems.js';
@@ -29,20 +30,15 @@ export function rightsIn(t: InTenant): TenantRights {
   };
 }
 
-/** A time given by a datetime-local field (read as UTC), or as the API takes it. */
-export function timeField(raw: string | undefined): string | undefined {
-  if (!raw) return undefined;
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(raw) ? `${raw}:00Z` : raw;
-}
-
 const choice = (raw: string | undefined, yes: string, no: string) => (raw === yes ? true : raw === no ? false : undefined);
 
 /** The search form's values as the `tenants` query's input, below the acting tenant. */
 export function tenantsQueryOf(tenantId: string, v: SearchValues, paging: { page: unknown; cursor: string | undefined }): TenantsQueryInput {
   const ids = v.ids?.split(/[\s,]+/).filter((id) => id !== '');
   const envEnabled = choice(v.env_state, 'yes', 'no');
-  const created = { startTime: timeField(v.created_from), endTime: timeField(v.created_to) };
-  const modified = { startTime: timeField(v.modified_from), endTime: timeField(v.modified_to) };
+  // the datetime-local fields, read as UTC (form-times.ts)
+  const created = { startTime: formTime(v.created_from, 'created_from'), endTime: formTime(v.created_to, 'created_to') };
+  const modified = { startTime: formTime(v.modified_from, 'modified_from'), endTime: formTime(v.modified_to, 'modified_to') };
   const perPage = v.per_page ? Number(v.per_page) : undefined;
   return {
     forHierarchies: [tenantId],

@@ -13,6 +13,7 @@ import { mayGrant } from '../../../access/grants.js';
 import { assertCan, can } from '../../../access/policy.js';
 import { heldRoleNames } from '../../../access/scope.js';
 import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../../access/roles.js';
+import { AppError } from '../../../errors.js';
 import type { User } from '../../../users/model.js';
 import type { UserQuery } from '../../../users/service.js';
 import type { UserStatusFilter } from '../../../users/store.js';
@@ -29,7 +30,7 @@ import {
   userList,
   userPage,
 } from './users-views.js';
-import type { Problem } from './problems.js';
+import { notInThisTenant, type Problem } from './problems.js';
 
 const DAY_MS = 86_400_000;
 
@@ -99,9 +100,32 @@ export function userPages(c: ConsoleKit) {
   }
 
   /** A change's answer: back to the user's page with a notice (303). */
-  async function done(reply: FastifyReply, t: InTenant, user: User, notice: string) {
-    await c.leaveNotice(t, notice);
-    return reply.redirect(userPath(USER_PATH, t.tenant.id, user.id), 303);
+  const done = (reply: FastifyReply, t: InTenant, user: User, notice: string) => c.done(reply, t, notice, userPath(USER_PATH, t.tenant.id, user.id));
+
+  /**
+   * The user a page was given, if its home is the page's tenant. The services accept any user
+   * whose home the viewer's roles reach, a tenant below included; a page acts in its one tenant,
+   * so a user of another (below, out of reach, or none) is refused alike (notInThisTenant), and
+   * before anything is changed. A user never changes its home tenant: reading it first and
+   * changing it after is no race (deleted meanwhile, the change is refused as not found).
+   */
+  async function ownUser(t: InTenant, raw: unknown): Promise<User> {
+    let user: User;
+    try {
+      user = await services.users.get(t.caller, text(raw) ?? '');
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') throw notInThisTenant('user', t.tenant);
+      throw err;
+    }
+    if (user.tenantId !== t.tenant.id) throw notInThisTenant('user', t.tenant);
+    return user;
+  }
+
+  /** The user a form changes (ownUser), after the right to change users here, which the service
+   *  checks again: a viewer without it is refused (and audited) as the service would refuse them. */
+  async function managedUser(t: InTenant, raw: unknown): Promise<User> {
+    assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
+    return ownUser(t, raw);
   }
 
   return {
@@ -174,7 +198,7 @@ export function userPages(c: ConsoleKit) {
       const who = await c.viewer(req, reply);
       if (!who) return reply;
       const t = await c.inTenant(req, who, queryOf(req).tenant);
-      const user = await services.users.get(t.caller, text(queryOf(req).user) ?? '');
+      const user = await ownUser(t, queryOf(req).user);
       return showUser(reply, t, user, { notice: await c.takeNotice(who) });
     },
 
@@ -185,9 +209,10 @@ export function userPages(c: ConsoleKit) {
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
       const values = { role: text(form.role) ?? '', expires: text(form.expires)?.trim() ?? '' };
+      const target = await managedUser(t, form.user);
       try {
         const user = await services.users.assignRole(t.caller, {
-          userId: text(form.user) ?? '',
+          userId: target.id,
           roleId: values.role,
           expiresAt: values.expires === '' ? null : values.expires,
         });
@@ -195,8 +220,8 @@ export function userPages(c: ConsoleKit) {
         return await done(reply, t, user, `${user.email} now holds ${name} in ${t.tenant.name}${values.expires ? ' until the time given' : ''}.`);
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
-        const user = await services.users.get(t.caller, text(form.user) ?? '');
-        return showUser(reply, t, user, { problem, values });
+        // a refused change wrote nothing: the user is as read before it
+        return showUser(reply, t, target, { problem, values });
       }
     },
 
@@ -206,7 +231,8 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const user = await services.users.removeRole(t.caller, { userId: text(form.user) ?? '', assignmentId: text(form.assignment) ?? '' });
+      const target = await managedUser(t, form.user);
+      const user = await services.users.removeRole(t.caller, { userId: target.id, assignmentId: text(form.assignment) ?? '' });
       return done(reply, t, user, `The role was removed from ${user.email}.`);
     },
 
@@ -216,7 +242,8 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const user = await services.users.setDisabled(t.caller, text(form.user) ?? '', true);
+      const target = await managedUser(t, form.user);
+      const user = await services.users.setDisabled(t.caller, target.id, true);
       return done(reply, t, user, `${user.email} is disabled: their sessions and tokens stopped working.`);
     },
 
@@ -226,7 +253,8 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const user = await services.users.setDisabled(t.caller, text(form.user) ?? '', false);
+      const target = await managedUser(t, form.user);
+      const user = await services.users.setDisabled(t.caller, target.id, false);
       return done(reply, t, user, `${user.email} is enabled: they can sign in again.`);
     },
 
@@ -236,7 +264,8 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const made = await services.users.resetSignIn(t.caller, text(form.user) ?? '');
+      const target = await managedUser(t, form.user);
+      const made = await services.users.resetSignIn(t.caller, target.id);
       const view = setupLinkShown({
         tenant: t.tenant,
         user: made.user,
@@ -253,8 +282,7 @@ export function userPages(c: ConsoleKit) {
       const who = await c.viewer(req, reply);
       if (!who) return reply;
       const t = await c.inTenant(req, who, queryOf(req).tenant);
-      assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
-      const user = await services.users.get(t.caller, text(queryOf(req).user) ?? '');
+      const user = await managedUser(t, queryOf(req).user);
       const view = deleteUserConfirmation({ session: t.session, tenant: t.tenant, user, roleNames: heldRoleNames(user.roleAssignments, t.now) });
       return c.show(reply, 200, view, { who, in: t, section });
     },
@@ -265,9 +293,9 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const deleted = await services.users.delete(t.caller, text(form.user) ?? '');
-      await c.leaveNotice(t, `${deleted.email} was deleted. They can no longer sign in.`);
-      return reply.redirect(usersPath(t.tenant.id), 303);
+      const target = await managedUser(t, form.user);
+      const deleted = await services.users.delete(t.caller, target.id);
+      return c.done(reply, t, `${deleted.email} was deleted. They can no longer sign in.`, usersPath(t.tenant.id));
     },
   };
 }
