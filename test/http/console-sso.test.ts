@@ -5,6 +5,7 @@
 // person's words with nothing written; the expiry warning; CSRF; signed out.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
@@ -199,7 +200,15 @@ for (const engine of transportEngines()) {
       assert.ok(res.text.includes(`<a class="button" href="${refresh}">Continue to the identity provider</a>`), 'and links there');
       return url;
     };
-    const openRequests = async () => Number((await t.db.kysely.selectFrom('saml_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const openRequests = async () =>
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom('saml_requests')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     it('the test sign-in goes to the IdP in a new tab, and the ACS shows the attributes received, or what was wrong, signing nobody in', async () => {
       const id = await created('testrun.test', 'tester@testrun.test');
@@ -276,7 +285,11 @@ for (const engine of transportEngines()) {
       // an account of the tenant that signed in through this connection before, under an address
       // since changed (no account has the NameID as its address)
       await setupLink(t, 'renamed@elsewhere.test', { tenant, roles: [Analyst] });
-      const linked = await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', 'renamed@elsewhere.test').executeTakeFirstOrThrow();
+      const linked = await t.db.kysely
+        .selectFrom('users')
+        .select('id')
+        .where('email_normalized', '=', 'renamed@elsewhere.test')
+        .executeTakeFirstOrThrow();
       await t.db.kysely
         .insertInto('sso_identities')
         .values({ connection_id: id, name_id: 'linked@linkrun.test', user_id: linked.id, created_at: new Date(), last_sign_in_at: null })
@@ -305,7 +318,11 @@ for (const engine of transportEngines()) {
         'no account was made',
       );
       // one event per test, in the connection's tenant, by the Administrator who ran it
-      const me = await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', 'admin@corp-admins.test').executeTakeFirstOrThrow();
+      const me = await t.db.kysely
+        .selectFrom('users')
+        .select('id')
+        .where('email_normalized', '=', 'admin@corp-admins.test')
+        .executeTakeFirstOrThrow();
       const events = await t.db.kysely
         .selectFrom('audit_events')
         .selectAll()
@@ -327,6 +344,54 @@ for (const engine of transportEngines()) {
       ]);
       // never the assertion: no XML, no SAML response, no assertion id
       for (const e of events) assert.doesNotMatch(JSON.stringify(e.details), /<|SAML|assertion|_[0-9a-f]{20,}/i);
+    });
+
+    it('a notice left while another request of the session writes its own key keeps both; of two tabs loading at once, one shows it', async () => {
+      const id = await created();
+      const sessions = t.service.services.sessions;
+      const find = sessions.find;
+      /** the session rows holding the other request's key, as the database has them */
+      const holding = async () =>
+        (await t.db.kysely.selectFrom('sessions').select('state').execute())
+          .map((r) => (typeof r.state === 'string' ? JSON.parse(r.state) : r.state) as Record<string, unknown>)
+          .filter((state) => state.returnTo === '/console/elsewhere');
+      const shown = await page(id);
+      // between the form's read of its session and the notice it leaves, another request of the
+      // same session (another tab, a sign-in step) writes a key of its own
+      let interleaved = false;
+      sessions.find = async (secret) => {
+        const found = await find.call(sessions, secret);
+        if (found?.userId && !interleaved) {
+          interleaved = true;
+          await sessions.patchState(found, { set: { returnTo: '/console/elsewhere' } });
+        }
+        return found;
+      };
+      let res: Response;
+      try {
+        res = await admin.post('/console/sso/edit', {
+          _csrf: admin.csrf(shown),
+          tenant,
+          connection: id,
+          change: 'addDomain',
+          value: `kept-${n}.test`,
+        });
+      } finally {
+        sessions.find = find;
+      }
+      assert.equal(res.status, 303, res.text);
+      assert.ok(interleaved);
+      assert.deepEqual(
+        (await holding()).map((state) => state.notice),
+        [`Saved: added kept-${n}.test.`],
+        'the notice and the other request’s key, both',
+      );
+      // two tabs of the session load a page at once: the notice is taken once, the other key stays
+      const [one, two] = await Promise.all([page(id), page(id)]);
+      const notices = [one, two].filter((r) => r.text.includes(`Saved: added kept-${n}.test.`));
+      assert.equal(notices.length, 1, 'shown once');
+      assert.deepEqual(await holding(), [{ returnTo: '/console/elsewhere' }]);
+      await sql`update sessions set state = state - 'returnTo' where state ->> 'returnTo' = '/console/elsewhere'`.execute(t.db.kysely);
     });
 
     it('domains and testers are added and removed; the status moves to Enabled and back', async () => {

@@ -102,8 +102,21 @@ for (const engine of transportEngines()) {
     };
     /** SAML requests open (a test sign-in opens one) */
     const samlRequests = async () =>
-      Number((await t.db.kysely.selectFrom('saml_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom('saml_requests')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     let samlRequestsBefore = 0;
+    let longPem: string | undefined;
+    /** a certificate valid whatever the test clock says (2020 to 2036): a test sign-in needs one valid now */
+    const longCertificate = () => {
+      longPem ??= makeCertificate({ validity: { notBefore: '20200101000000Z', notAfter: '20361231000000Z' } }).certPem;
+      return longPem;
+    };
     let pem: string | undefined;
     const certificate = () => {
       pem ??= makeCertificate({ days: 30 }).certPem;
@@ -320,7 +333,7 @@ for (const engine of transportEngines()) {
             await t.gql(
               await t.rootToken(),
               'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }',
-              { u: { id, samlConfiguration: { signingCert: certificate(), signInEndpoint: 'https://idp.forms.test/sso' } } },
+              { u: { id, samlConfiguration: { signingCert: longCertificate(), signInEndpoint: 'https://idp.forms.test/sso' } } },
               { path: '/public/query', tenant: '1' },
             );
             samlRequestsBefore = await samlRequests();
