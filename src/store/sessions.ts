@@ -84,8 +84,8 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
     },
 
     async patchSessionState(idHash, patch) {
-      // jsonb operators: `- text[]` removes keys, `||` sets them (its right side wins); what
-      // another request wrote meanwhile under other keys stays
+      // jsonb operators, on the row as it is when updated: `- key` removes a key, `||` sets keys
+      // (its right side wins); what another request wrote meanwhile under other keys stays
       const kept = (patch.remove ?? []).reduce((state, key) => sql`(${state} - ${key}::text)`, sql`state`);
       await db
         .updateTable('sessions')

@@ -41,8 +41,6 @@ export function ssoPages(kit: PageKit) {
       flow: 'SAML sign-in',
     });
 
-  /** A test sign-in's result (begun from the console): who the IdP signed in and what it sent;
-   *  nobody was signed in. */
   /** Which account a test's person would sign in as: the sign-in's own decision, in words. */
   const wouldBe = (d: SignInDecision) =>
     d.kind === 'linked'
@@ -51,6 +49,8 @@ export function ssoPages(kit: PageKit) {
         ? html`as the existing account <strong>${d.email}</strong>, linked to this connection at their first sign-in`
         : html`with a new account, created at their first sign-in (role Analyst)`;
 
+  /** A test sign-in's result (begun from the console): who the IdP signed in and what it sent;
+   *  nobody was signed in. */
   const testResult = (reply: FastifyReply, r: TestSignInResult) => {
     const names = Object.keys(r.attributes).sort();
     return send(
