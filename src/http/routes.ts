@@ -291,7 +291,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(SSO_CHECK_PATH, ssoConsole.check); // /console/sso/check
       scope.post(SSO_EDIT_PATH, ssoConsole.edit); // /console/sso/edit
       scope.post(SSO_REFRESH_PATH, ssoConsole.refresh); // /console/sso/refresh
-      scope.get(SSO_TEST_PATH, ssoConsole.test); // /console/sso/test
+      scope.get(SSO_TEST_PATH, ssoConsole.testByLink); // /console/sso/test: to the connection's page
+      scope.post(SSO_TEST_PATH, ssoConsole.test);
       scope.get(SSO_DELETE_PATH, ssoConsole.deleteForm); // /console/sso/delete
       scope.post(SSO_DELETE_PATH, ssoConsole.delete);
       scope.all(`${CONSOLE_PATH}/*`, home.unknownPage);

@@ -44,6 +44,13 @@ export interface SessionState {
   notice?: string;
 }
 
+/** What a writer changes in a session's state: its own keys, nothing else (the rest stays as the
+ *  database has it, whatever another request of the session wrote meanwhile). */
+export interface SessionStatePatch {
+  set?: Partial<SessionState>;
+  remove?: (keyof SessionState)[];
+}
+
 export interface Session {
   idHash: Buffer;
   /** null while anonymous */
@@ -69,7 +76,8 @@ export interface IssuedSession {
 export interface SessionLifecycle {
   /** a new anonymous session, for the forms of a sign-in */
   start(state?: SessionState): Promise<IssuedSession>;
-  setState(session: Session, state: SessionState): Promise<void>;
+  /** sets and removes the keys a step means; every other key of the session stays */
+  patchState(session: Session, patch: SessionStatePatch): Promise<void>;
   /** the anonymous session goes on under a new id (a step raised trust); undefined if it is gone */
   rotate(previous: Session, state: SessionState): Promise<IssuedSession | undefined>;
   /** every factor passed: a signed-in session under a new id */

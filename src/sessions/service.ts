@@ -5,7 +5,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { Transactional } from '../transaction.js';
-import type { IssuedSession, Session, SessionLifecycle, SessionState, SessionSummary, SessionTimeouts } from './model.js';
+import type { IssuedSession, Session, SessionLifecycle, SessionState, SessionStatePatch, SessionSummary, SessionTimeouts } from './model.js';
 import type { SessionStore, SessionWithUser } from './store.js';
 
 export interface SessionStores {
@@ -93,8 +93,15 @@ export class SessionService implements SessionLifecycle {
     return u.tokensValidAfter === null || u.tokensValidAfter <= s.signedInAt;
   }
 
-  async setState(session: Session, state: SessionState): Promise<void> {
-    await this.store.sessions.updateSessionState(session.idHash, state);
+  /** Sets and removes the keys a step means, in the database as it is now: what another request
+   *  of the session (another tab, a sign-in step) wrote meanwhile under other keys stays. */
+  async patchState(session: Session, patch: SessionStatePatch): Promise<void> {
+    await this.store.sessions.patchSessionState(session.idHash, patch);
+  }
+
+  /** Takes one key out of the session's state: its value, to the one request that took it. */
+  async takeState<K extends keyof SessionState>(session: Session, key: K): Promise<SessionState[K] | undefined> {
+    return await this.store.sessions.takeSessionStateKey(session.idHash, key);
   }
 
   /**

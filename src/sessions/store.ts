@@ -1,5 +1,5 @@
 // What the session use cases need from storage.
-import type { Session, SessionState, SessionSummary } from './model.js';
+import type { Session, SessionState, SessionStatePatch, SessionSummary } from './model.js';
 
 /** A session with what decides whether it still holds: its user's and home tenant's state. */
 export interface SessionWithUser extends Session {
@@ -17,7 +17,16 @@ export interface SessionStore {
   /** whether there was such a session */
   deleteSession(idHash: Buffer): Promise<boolean>;
   touchSession(idHash: Buffer, at: Date): Promise<void>;
+  /** Replaces the whole state. No use case writes a live session's state whole any more: each
+   *  writes its own keys (patchSessionState), so that two requests of one session (two tabs, a
+   *  sign-in step and a notice) do not undo each other's keys; a new state is a new session
+   *  (insertSession: start, rotate, signIn). */
   updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
+  /** Sets the keys of `patch.set` and removes those of `patch.remove` in one statement; every
+   *  other key stays as it is in the database now (not as the caller read it). */
+  patchSessionState(idHash: Buffer, patch: SessionStatePatch): Promise<void>;
+  /** Removes one key and returns the value it had: of requests taking it at once, one gets it. */
+  takeSessionStateKey<K extends keyof SessionState>(idHash: Buffer, key: K): Promise<SessionState[K] | undefined>;
   deleteUserSessions(userId: string): Promise<void>;
   /** The signed-in sessions of a user, the most recently seen first. */
   /** the user's sessions, as summaries (no CSRF token, no state), the most recently seen first */

@@ -25,7 +25,7 @@ import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaq
 import type { SealedBox } from '../crypto/sealed-box.js';
 import { type Refusal, refusal } from '../errors.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
-import type { IssuedSession, Session, SessionLifecycle, SignInFor, SignInStep } from '../sessions/model.js';
+import type { IssuedSession, Session, SessionLifecycle, SessionState, SignInFor, SignInStep } from '../sessions/model.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
 import { hashPassword, verifyPassword } from '../users/password.js';
@@ -133,9 +133,8 @@ export class SignInService {
   async anonymous(current: Session | undefined, returnTo?: string): Promise<{ session: Session; issued?: IssuedSession }> {
     if (current && current.userId === null) {
       if (!returnTo || current.state.returnTo === returnTo) return { session: current };
-      const state = { ...current.state, returnTo };
-      await this.sessions.setState(current, state);
-      return { session: { ...current, state } };
+      await this.sessions.patchState(current, { set: { returnTo } });
+      return { session: { ...current, state: { ...current.state, returnTo } } };
     }
     const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
     return { session: issued.session, issued };
@@ -167,7 +166,7 @@ export class SignInService {
   async chooseSso(session: Session, connectionId: string): Promise<Outcome> {
     const usable = await this.sso.usableName(connectionId);
     if (usable.kind === 'refused') return usable;
-    await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId, email: '' } });
+    await this.sessions.patchState(session, { set: { signIn: { step: 'sso', connectionId, email: '' } } });
     return { kind: 'sso', connectionId };
   }
 
@@ -187,7 +186,7 @@ export class SignInService {
     const idp = await this.sso.start(connectionId, session, step.email === '' ? null : step.email);
     if (idp.kind === 'refused') return idp;
     // back at /login later (the IdP failed, the person changed their mind), the address is asked again
-    await this.sessions.setState(session, { ...session.state, signIn: { step: 'email' } });
+    await this.sessions.patchState(session, { set: { signIn: { step: 'email' } } });
     return idp;
   }
 
@@ -197,14 +196,15 @@ export class SignInService {
    * address shown and fixed. The session's step is set to the result.
    */
   beginFor(session: Session, signInFor: SignInFor, returnTo: string): Promise<Outcome> {
-    return this.email({ ...session, state: { ...session.state, signInFor, returnTo } }, signInFor.email);
+    return this.email(session, signInFor.email, { signInFor, returnTo });
   }
 
-  /** Step 1: the address. Its SSO connection's IdP, if it has one; else, whatever it is, the password. */
-  async email(session: Session, rawEmail: string): Promise<Outcome> {
+  /** Step 1: the address. Its SSO connection's IdP, if it has one; else, whatever it is, the password.
+   *  `carried`: what beginFor sets with the step (written with it, only if the step is taken). */
+  async email(session: Session, rawEmail: string, carried: Pick<SessionState, 'signInFor' | 'returnTo'> = {}): Promise<Outcome> {
     const key = emailKey(rawEmail);
     if (key === '' || key.length > 254) return refusal(400, 'Enter your e-mail address.');
-    const signInFor = session.state.signInFor;
+    const signInFor = carried.signInFor ?? session.state.signInFor;
     if (signInFor && emailKey(signInFor.email) !== key) {
       return refusal(
         400,
@@ -213,11 +213,11 @@ export class SignInService {
     }
     const connection = await this.sso.connectionFor(rawEmail);
     if (connection) {
-      await this.sessions.setState(session, { ...session.state, signIn: { step: 'sso', connectionId: connection.id, email: rawEmail.trim() } });
+      await this.sessions.patchState(session, { set: { ...carried, signIn: { step: 'sso', connectionId: connection.id, email: rawEmail.trim() } } });
       return { kind: 'sso', connectionId: connection.id };
     }
     const user = await this.store.signIn.findSignInRecord(key);
-    await this.sessions.setState(session, { ...session.state, signIn: { step: 'password', userId: user?.id ?? '', email: rawEmail.trim() } });
+    await this.sessions.patchState(session, { set: { ...carried, signIn: { step: 'password', userId: user?.id ?? '', email: rawEmail.trim() } } });
     return { kind: 'next', step: 'password' };
   }
 
@@ -225,9 +225,7 @@ export class SignInService {
    *  stays so, unless the person gives that up (`forgetAccount`): then it is an ordinary sign-in,
    *  and where it was going (the device approval) is forgotten too. */
   async restart(session: Session, forgetAccount = false): Promise<void> {
-    const { signInFor, returnTo, ...rest } = session.state;
-    const kept = forgetAccount ? rest : { ...rest, ...(signInFor ? { signInFor } : {}), ...(returnTo ? { returnTo } : {}) };
-    await this.sessions.setState(session, { ...kept, signIn: { step: 'email' } });
+    await this.sessions.patchState(session, { set: { signIn: { step: 'email' } }, ...(forgetAccount ? { remove: ['signInFor', 'returnTo'] } : {}) });
   }
 
   /** Step 2: the password. */
@@ -300,7 +298,7 @@ export class SignInService {
       return totpSecret(this.box.open(step.pendingSecret, ENROL_CONTEXT), user.email, this.settings.issuer);
     }
     const secret = newTotpSecret(user.email, this.settings.issuer);
-    await this.sessions.setState(session, { ...session.state, signIn: { ...step, pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT) } });
+    await this.sessions.patchState(session, { set: { signIn: { ...step, pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT) } } });
     return secret;
   }
 
@@ -348,7 +346,7 @@ export class SignInService {
     const setupTokenHash = digestOpaqueToken(token).toString('hex');
     const signedIn = current ? await this.signedInUser(current) : undefined;
     if (current && signedIn) {
-      await this.sessions.setState(current, { ...current.state, pendingSetup: { setupTokenHash, email: found.email } });
+      await this.sessions.patchState(current, { set: { pendingSetup: { setupTokenHash, email: found.email } } });
       return { kind: 'confirm', signedInAs: signedIn.email, setupFor: found.email };
     }
     if (current) await this.sessions.end(current);
@@ -376,8 +374,7 @@ export class SignInService {
 
   /** The signed-in person declined: the link is forgotten, their session goes on. */
   async cancelSetup(current: Session): Promise<void> {
-    const { pendingSetup: _dropped, ...state } = current.state;
-    await this.sessions.setState(current, state);
+    await this.sessions.patchState(current, { remove: ['pendingSetup'] });
   }
 
   /** Sets the first password (the set-up link is used up) and goes on, under a new session id, to enrol an authenticator. */
@@ -472,9 +469,8 @@ export class SignInService {
     const checked = await this.currentCode(user, code, attempt);
     if (checked) return checked;
     const secret = newTotpSecret(user.email, this.settings.issuer);
-    await this.sessions.setState(session, {
-      ...session.state,
-      reenrol: { pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT), since: this.clock.now().toISOString() },
+    await this.sessions.patchState(session, {
+      set: { reenrol: { pendingSecret: this.box.seal(secret.base32, ENROL_CONTEXT), since: this.clock.now().toISOString() } },
     });
     return { kind: 'pending', secret };
   }
@@ -520,8 +516,7 @@ export class SignInService {
       await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled', { other_sessions_ended: ended }));
       return true;
     });
-    const { reenrol: _done, ...state } = session.state;
-    await this.sessions.setState(session, state);
+    await this.sessions.patchState(session, { remove: ['reenrol'] });
     return replaced ? { kind: 'replaced' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
   }
 

@@ -19,6 +19,7 @@ import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaq
 import { AppError, type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
 import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
 import { addUser } from '../users/creation.js';
@@ -35,26 +36,48 @@ import {
 } from './assertion-checks.js';
 import { configured, domainOf, spParameters, type SsoConnection, tooLargeMessage, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
-import type { SsoStore } from './store.js';
+import type { SamlRequestRow, SsoStore } from './store.js';
 
 export interface SsoSignInStores {
   sso: SsoStore;
   users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'insertUser' | 'insertRoleAssignments'>;
   tenants: Pick<TenantStore, 'findScope' | 'findTenant'>;
   audit: AuditStore;
+  /** who began a test sign-in (its request names their session) */
+  sessions: Pick<SessionStore, 'findSession'>;
 }
 
 /** The request ids of test sign-ins (an Administrator's, from the console) begin with this: the
  *  IdP returns the id signed, as InResponseTo, so the ACS knows a test run and signs nobody in. */
 const TEST_REQUEST_PREFIX = '_test';
 
-/** What the ACS found in a test sign-in's response: who the IdP signed in, what it sent, and what
- *  (in a person's words) would keep that person from signing in; nobody was signed in. */
+/** Why a person the IdP vouched for is not let in through a connection. */
+export type SignInRefusedFor = 'not-an-address' | 'other-domain' | 'not-a-tester' | 'disabled' | 'other-organisation';
+
+/**
+ * What signing a NameID in through a connection does, decided without writing anything
+ * (SsoSignInService.decide): the sign-in carries it out, a test sign-in only reports it.
+ */
+export type SignInDecision =
+  /** the identity signed in before: the account it is linked to */
+  | { kind: 'linked'; userId: string; email: string }
+  /** the account with the address, of the connection's tenant or below: linked, then signed in */
+  | { kind: 'link'; userId: string; email: string }
+  /** nobody has the address: a new user of the connection's tenant, with the Analyst role */
+  | { kind: 'create'; email: string }
+  /** nobody is signed in; `userId`: the account it would have been, if any */
+  | { kind: 'refused'; why: SignInRefusedFor; userId?: string; email?: string };
+
+/** What the ACS found in a test sign-in's response: who the IdP signed in, what it sent, what the
+ *  sign-in would have done, and what (in a person's words) would keep that person from signing
+ *  in; nobody was signed in. */
 export interface TestSignInResult {
   kind: 'tested';
   connectionName: string;
   nameId: string;
   attributes: Record<string, string[]>;
+  /** what a sign-in would have done (the sign-in's own decision) */
+  decision: SignInDecision;
   /** empty when the person would be signed in */
   problems: string[];
 }
@@ -186,7 +209,7 @@ export class SsoSignInService {
     const certificates = usableCertificates(connection, now).map((c) => c.pem);
     const signed = refusedAs(() => verifySignature(screened, certificates, { now, clockSkewMs: CLOCK_SKEW_MS }));
     try {
-      return await this.accept(connection, samlResponse, signed, now);
+      return await this.accept(connection, samlResponse, signed, now, request);
     } catch (err) {
       // outside the sign-in's transaction, which a refusal rolled back. Should the record fail,
       // that fault is what the caller sees (a 500, logged): a refusal that left the assertion
@@ -213,7 +236,13 @@ export class SsoSignInService {
   }
 
   /** The rest of the ACS, on a response whose signature verified (see acs). */
-  private async accept(connection: SsoConnection, samlResponse: string, signed: SignedResponse, now: Date): Promise<string | TestSignInResult> {
+  private async accept(
+    connection: SsoConnection,
+    samlResponse: string,
+    signed: SignedResponse,
+    now: Date,
+    request?: RequestInfo,
+  ): Promise<string | TestSignInResult> {
     const sp = spParameters(this.settings.baseUrl, connection.id);
     const sso = readingRequestsOnce(this.store.sso);
     let profile: Profile | null;
@@ -233,80 +262,49 @@ export class SsoSignInService {
       }),
     );
     // read once: node-saml read it already (see readingRequestsOnce)
-    const request = await sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
-    if (!request) throw rejected('the request it answers is not open');
+    const samlRequest = await sso.findOpenSamlRequest(connection.id, accepted.inResponseTo, now);
+    if (!samlRequest) throw rejected('the request it answers is not open');
     const nameId = accepted.nameId;
-    if (request.id.startsWith(TEST_REQUEST_PREFIX)) return await this.tested(connection, request.id, accepted, profile);
-
-    // the NameID, read whole, is the person's address, in one of the connection's domains
-    let key: string;
-    try {
-      key = checkEmail(nameId, 'NameID').key;
-    } catch {
-      throw new SsoRefusal('The identity provider did not send an e-mail address as the NameID. Tell your administrator.');
-    }
-    const domain = domainOf(key);
-    if (!domain || !connection.domains.includes(domain)) {
-      throw new SsoRefusal(`The identity provider signed in ${nameId}, whose domain this connection does not serve. Tell your administrator.`, 403);
-    }
-    if (!admits(connection, key)) {
-      throw new SsoRefusal('This connection is being tested: only its testers can sign in through it for now. Sign in with your password.', 403);
-    }
+    if (samlRequest.id.startsWith(TEST_REQUEST_PREFIX)) return await this.tested(connection, samlRequest, accepted, profile, now, request);
 
     const ticket = newOpaqueToken();
     await this.store.transaction(async (tx) => {
       if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
-      const userId = await this.userFor(tx, connection, nameId, key, displayNameOf(profile), now);
-      if (!(await tx.sso.completeSamlRequest(request.id, userId, digestOpaqueToken(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
+      const userId = await this.userFor(tx, connection, nameId, displayNameOf(profile), now);
+      if (!(await tx.sso.completeSamlRequest(samlRequest.id, userId, digestOpaqueToken(ticket), new Date(now.getTime() + TICKET_TTL_MS)))) {
         throw rejected('the request was answered already');
       }
     });
     return ticket;
   }
 
-  /** A test sign-in's verified response: the assertion used up, nobody signed in, and what would
-   *  keep the person from signing in, in words. */
+  /** A test sign-in's verified response: the assertion used up, the test's request closed, and
+   *  the sign-in's own decision (decide) reported, with what would keep the person from signing
+   *  in, in words; nobody is signed in. Its audit event, in the same transaction, names the
+   *  tester, the connection and the outcome (never the assertion). */
   private async tested(
     connection: SsoConnection,
-    requestId: string,
+    samlRequest: SamlRequestRow,
     accepted: { assertionId: string; rememberUntil: Date; nameId: string },
     profile: Profile,
+    now: Date,
+    request?: RequestInfo,
   ): Promise<TestSignInResult> {
-    // the assertion used up, and the test's request closed with it: a test is answered once
-    await this.store.transaction(async (tx) => {
-      if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
-      if (!(await tx.sso.closeSamlRequest(connection.id, requestId))) throw rejected('the request was answered already');
-    });
     const { nameId } = accepted;
-    const problems: string[] = [];
-    let key: string | undefined;
-    try {
-      key = checkEmail(nameId, 'NameID').key;
-    } catch {
-      problems.push('The NameID is not an e-mail address: set the IdP to send the e-mail address as the NameID (format emailAddress).');
-    }
-    if (key !== undefined) {
-      const domain = domainOf(key);
-      if (!domain || !connection.domains.includes(domain)) {
-        problems.push(
-          `${nameId} is not in the connection’s domains (${connection.domains.join(', ')}): add the domain, or sign in at the IdP as someone in them.`,
-        );
-      } else if (!admits(connection, key)) {
-        problems.push(`${nameId} is not a tester of this connection, which is Testing: add them as a tester, or sign in as one.`);
-      } else {
-        const user = await this.store.users.findUserByEmail(key);
-        if (user && !(await this.belongs(user.tenantId, connection))) {
-          problems.push(`An account with ${nameId} exists in another organisation: it keeps signing in with its password.`);
-        } else if (user?.disabledAt) {
-          problems.push(`The account ${nameId} is disabled here.`);
-        }
-      }
-    }
+    const decision = await this.store.transaction(async (tx) => {
+      if (!(await tx.sso.useAssertion(connection.id, accepted.assertionId, accepted.rememberUntil))) throw rejected('assertion replayed');
+      // a test is answered once
+      if (!(await tx.sso.closeSamlRequest(connection.id, samlRequest.id))) throw rejected('the request was answered already');
+      const decided = await this.decide(tx, connection, nameId);
+      await tx.audit.insertEvent(await testEvent(tx, connection, samlRequest, nameId, decided, now, request));
+      return decided;
+    });
+    const problems = decision.kind === 'refused' ? [testProblem(decision, connection, nameId)] : [];
     const attributes: Record<string, string[]> = {};
     for (const [name, value] of Object.entries((profile.attributes ?? {}) as Record<string, unknown>)) {
       attributes[name] = (Array.isArray(value) ? value : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
     }
-    return { kind: 'tested', connectionName: connection.name, nameId, attributes, problems };
+    return { kind: 'tested', connectionName: connection.name, nameId, attributes, decision, problems };
   }
 
   /** /sso/saml/finish: the browser that began the sign-in brings the ticket; its session is signed in. */
@@ -406,39 +404,57 @@ export class SsoSignInService {
   }
 
   /**
-   * The user a (connection, NameID) pair is: the one it signed in as before; else the account
-   * with that address if it belongs to the connection's tenant (it is linked); else a new user of
-   * the connection's tenant with the Analyst role (docs/sso.md). An account of another tenant
-   * with the address is never taken over.
+   * What signing `nameId` in through the connection does, read only (no write): the NameID, read
+   * whole, must be an address in one of the connection's domains, of a tester while it is Testing;
+   * then it is the user it signed in as before (findIdentity); else the account with that address
+   * if it belongs to the connection's tenant (to be linked); else a new user of the connection's
+   * tenant (docs/sso.md). An account of another tenant with the address is never taken over. The
+   * sign-in (userFor) carries the decision out in its transaction; a test sign-in reports it.
    */
-  private async userFor(
-    tx: SsoSignInStores,
-    connection: SsoConnection,
-    nameId: string,
-    key: string,
-    displayName: string,
-    now: Date,
-  ): Promise<string> {
-    const known = await tx.sso.findIdentity(connection.id, nameId);
+  async decide(stores: Pick<SsoSignInStores, 'sso' | 'users' | 'tenants'>, connection: SsoConnection, nameId: string): Promise<SignInDecision> {
+    let key: string;
+    try {
+      key = checkEmail(nameId, 'NameID').key;
+    } catch {
+      return { kind: 'refused', why: 'not-an-address' };
+    }
+    const domain = domainOf(key);
+    if (!domain || !connection.domains.includes(domain)) return { kind: 'refused', why: 'other-domain' };
+    if (!admits(connection, key)) return { kind: 'refused', why: 'not-a-tester' };
+    const known = await stores.sso.findIdentity(connection.id, nameId);
     if (known) {
-      const user = await tx.users.findUser(known.userId);
-      if (!user || user.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
-      await tx.sso.touchIdentity(connection.id, nameId, now);
-      return user.id;
+      const user = await stores.users.findUser(known.userId);
+      if (!user || user.disabledAt) return { kind: 'refused', why: 'disabled', userId: known.userId, ...(user ? { email: user.email } : {}) };
+      return { kind: 'linked', userId: user.id, email: user.email };
     }
-    const existing = await tx.users.findUserByEmail(key);
-    if (existing) {
-      if (!(await this.belongs(existing.tenantId, connection, tx.tenants))) {
-        throw new SsoRefusal(
-          'An account with this address exists in another organisation, so it cannot sign in through this connection. Sign in with your password.',
-          403,
-        );
-      }
-      if (existing.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
-      await tx.sso.insertIdentity(connection.id, nameId, existing.id, now);
-      await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', existing.id, { nameId }));
-      return existing.id;
+    const existing = await stores.users.findUserByEmail(key);
+    if (!existing) return { kind: 'create', email: nameId };
+    if (!(await this.belongs(existing.tenantId, connection, stores.tenants))) return { kind: 'refused', why: 'other-organisation' };
+    if (existing.disabledAt) return { kind: 'refused', why: 'disabled', userId: existing.id, email: existing.email };
+    return { kind: 'link', userId: existing.id, email: existing.email };
+  }
+
+  /** The user a (connection, NameID) pair signs in as: decide's decision, carried out (the
+   *  identity touched or linked, or the user created), in the sign-in's transaction. */
+  private async userFor(tx: SsoSignInStores, connection: SsoConnection, nameId: string, displayName: string, now: Date): Promise<string> {
+    const decision = await this.decide(tx, connection, nameId);
+    switch (decision.kind) {
+      case 'refused':
+        throw new SsoRefusal(REFUSED_FOR[decision.why](nameId), decision.why === 'not-an-address' ? 400 : 403);
+      case 'linked':
+        await tx.sso.touchIdentity(connection.id, nameId, now);
+        return decision.userId;
+      case 'link':
+        await tx.sso.insertIdentity(connection.id, nameId, decision.userId, now);
+        await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', decision.userId, { nameId }));
+        return decision.userId;
+      case 'create':
+        return await this.createUser(tx, connection, nameId, displayName, now);
     }
+  }
+
+  /** A new user of the connection's tenant (Analyst), linked to the NameID. */
+  private async createUser(tx: SsoSignInStores, connection: SsoConnection, nameId: string, displayName: string, now: Date): Promise<string> {
     let id: string;
     try {
       id = await addUser(tx, {
@@ -462,6 +478,69 @@ export class SsoSignInService {
     await tx.sso.insertIdentity(connection.id, nameId, id, now);
     return id;
   }
+}
+
+/** The words of a refused sign-in, for the person signing in. */
+const REFUSED_FOR: Record<SignInRefusedFor, (nameId: string) => string> = {
+  'not-an-address': () => 'The identity provider did not send an e-mail address as the NameID. Tell your administrator.',
+  'other-domain': (nameId) => `The identity provider signed in ${nameId}, whose domain this connection does not serve. Tell your administrator.`,
+  'not-a-tester': () => 'This connection is being tested: only its testers can sign in through it for now. Sign in with your password.',
+  disabled: () => 'Your account is disabled. Ask your administrator.',
+  'other-organisation': () =>
+    'An account with this address exists in another organisation, so it cannot sign in through this connection. Sign in with your password.',
+};
+
+/** The words of a refused test sign-in, for the Administrator who ran it: what to change. */
+function testProblem(decision: Extract<SignInDecision, { kind: 'refused' }>, connection: SsoConnection, nameId: string): string {
+  switch (decision.why) {
+    case 'not-an-address':
+      return 'The NameID is not an e-mail address: set the IdP to send the e-mail address as the NameID (format emailAddress).';
+    case 'other-domain':
+      return `${nameId} is not in the connection’s domains (${connection.domains.join(', ')}): add the domain, or sign in at the IdP as someone in them.`;
+    case 'not-a-tester':
+      return `${nameId} is not a tester of this connection, which is Testing: add them as a tester, or sign in as one.`;
+    case 'other-organisation':
+      return `An account with ${nameId} exists in another organisation: it keeps signing in with its password.`;
+    case 'disabled':
+      return decision.email && emailKey(decision.email) !== emailKey(nameId)
+        ? `${nameId} signed in before as ${decision.email}, and that account is disabled here.`
+        : `The account ${nameId} is disabled here.`;
+  }
+}
+
+/** A test sign-in's audit event, in the connection's tenant: who ran it (the session that began
+ *  it: its user; the connection itself if that session is gone), what the sign-in would have done.
+ *  Never the assertion, nor anything of the response beyond the NameID. */
+async function testEvent(
+  tx: Pick<SsoSignInStores, 'sessions' | 'users'>,
+  connection: SsoConnection,
+  samlRequest: SamlRequestRow,
+  nameId: string,
+  decision: SignInDecision,
+  now: Date,
+  request?: RequestInfo,
+) {
+  const session = await tx.sessions.findSession(Buffer.from(samlRequest.sessionIdHash));
+  const tester = session?.userId ? await tx.users.findUser(session.userId) : undefined;
+  const details = {
+    connection_id: connection.id,
+    name_id: nameId,
+    outcome: decision.kind,
+    ...(decision.kind === 'refused' ? { reason: decision.why } : {}),
+    ...('userId' in decision && decision.userId ? { user_id: decision.userId } : {}),
+  };
+  const target = { kind: 'sso_connection', id: connection.id };
+  if (tester) {
+    return principalEvent(
+      { kind: 'user', id: tester.id, tenantId: tester.tenantId, ...(request ? { request } : {}) },
+      now,
+      connection.tenantId,
+      'sso.test_sign_in',
+      target,
+      details,
+    );
+  }
+  return { ...systemEvent(connection, now, 'sso.test_sign_in', 'unknown', details), target, outcome: 'success' as const, request: request ?? null };
 }
 
 /**

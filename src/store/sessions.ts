@@ -1,5 +1,5 @@
 // SessionStore on Kysely (both engines).
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { SessionState } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { Database } from './schema.js';
@@ -81,6 +81,39 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
         .set({ state: JSON.stringify(state) })
         .where('id_hash', '=', idHash)
         .execute();
+    },
+
+    async patchSessionState(idHash, patch) {
+      // jsonb operators, on the row as it is when updated: `- key` removes a key, `||` sets keys
+      // (its right side wins); what another request wrote meanwhile under other keys stays
+      const kept = (patch.remove ?? []).reduce((state, key) => sql`(${state} - ${key}::text)`, sql`state`);
+      await db
+        .updateTable('sessions')
+        .set({ state: sql`${kept} || ${JSON.stringify(patch.set ?? {})}::jsonb` })
+        .where('id_hash', '=', idHash)
+        .execute();
+    },
+
+    async takeSessionStateKey(idHash, key) {
+      // the row locked as read (FOR UPDATE): a second request taking the key at once waits, then
+      // finds it gone and updates nothing (PostgreSQL reads the row again after the lock)
+      const row = await db
+        .updateTable('sessions as s')
+        .from(
+          db
+            .selectFrom('sessions')
+            // as text, read alike on both engines (a jsonb string would come back parsed or not)
+            .select(['id_hash', sql<string>`(state -> ${key}::text)::text`.as('taken')])
+            .where('id_hash', '=', idHash)
+            .where(sql<boolean>`(state -> ${key}::text) is not null`)
+            .forUpdate()
+            .as('old'),
+        )
+        .set({ state: sql`s.state - ${key}::text` })
+        .whereRef('s.id_hash', '=', 'old.id_hash')
+        .returning(sql<string>`old.taken`.as('taken'))
+        .executeTakeFirst();
+      return row ? (JSON.parse(row.taken) as never) : undefined;
     },
 
     async deleteUserSessions(userId) {

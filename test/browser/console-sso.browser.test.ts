@@ -138,7 +138,7 @@ for (const engine of transportEngines()) {
 
     it('the test sign-in, in a new tab, shows the attributes the IdP sent; nobody is signed in', async () => {
       idp.setUser('tester@corp.test', { displayName: 'Tess Ter', department: 'IT' });
-      const [tab] = await Promise.all([context.waitForEvent('page'), page.getByRole('link', { name: /Test sign-in/ }).click()]);
+      const [tab] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: /Test sign-in/ }).click()]);
       tab.on('console', (m) => {
         if (/Content Security Policy/i.test(m.text())) problems.push(m.text());
       });
@@ -146,6 +146,8 @@ for (const engine of transportEngines()) {
       const attributes = await tab.locator('.attributes').innerText();
       assert.match(attributes, /displayName\s+Tess Ter/);
       assert.match(attributes, /department\s+IT/);
+      // what the sign-in itself would do (its own decision): nobody has the address yet
+      assert.match(await tab.locator('.notice').innerText(), /would be signed in with a new account/);
       await checked(tab, '6-test-result');
       await tab.close();
       // the console's tab is still the Administrator's

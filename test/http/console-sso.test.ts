@@ -5,12 +5,13 @@
 // person's words with nothing written; the expiry warning; CSRF; signed out.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
 import { makeCertificate } from '../helpers/openssl.js';
-import { PageClient, signedInUser } from '../helpers/pages.js';
+import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
@@ -190,17 +191,51 @@ for (const engine of transportEngines()) {
       assert.ok(!(await connections()).some((c) => c.name === 'Bad'));
     });
 
+    /** The IdP's URL a test sign-in's page goes on to (its meta refresh; its link says the same). */
+    const idpUrlOf = (res: Response) => {
+      assert.equal(res.status, 200, res.text);
+      const refresh = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(res.text)?.[1];
+      assert.ok(refresh, 'the page goes on by itself');
+      const url = refresh.replaceAll('&amp;', '&');
+      assert.ok(res.text.includes(`<a class="button" href="${refresh}">Continue to the identity provider</a>`), 'and links there');
+      return url;
+    };
+    const openRequests = async () =>
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom('saml_requests')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
     it('the test sign-in goes to the IdP in a new tab, and the ACS shows the attributes received, or what was wrong, signing nobody in', async () => {
       const id = await created('testrun.test', 'tester@testrun.test');
       assert.equal((await post('/console/sso/edit', id, { change: 'idp', method: 'metadata', metadataURL: idp.metadataUrl })).status, 303);
       const shown = await page(id);
-      assert.match(shown.text, new RegExp(`href="/console/sso/test\\?tenant=${tenant}&amp;connection=${id}" target="_blank"`));
+      // a form (a POST with the session's CSRF token) opening a new tab; no script needed
+      assert.match(
+        shown.text,
+        new RegExp(
+          `<form method="post" action="/console/sso/test" target="_blank" class="inline-form"><input type="hidden" name="_csrf" value="[^"]+"><input type="hidden" name="tenant" value="${tenant}"><input type="hidden" name="connection" value="${id}"><button type="submit">Test sign-in`,
+        ),
+      );
+      // a GET (a link, an old bookmark) starts nothing: it leads to the connection's page
+      const before = await openRequests();
+      const byLink = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${id}`);
+      assert.equal(byLink.status, 303);
+      assert.equal(byLink.headers.location, `/console/sso/connection?tenant=${tenant}&connection=${id}#test`);
+      assert.equal(await openRequests(), before, 'no SAML request opened by a GET');
+      // without the session's CSRF token: refused, nothing opened
+      const forged = await admin.post('/console/sso/test', { tenant, connection: id });
+      assert.equal(forged.status, 403);
+      assert.equal(await openRequests(), before, 'no SAML request opened without the CSRF token');
       const run = async (email: string) => {
-        const start = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${id}`);
-        assert.equal(start.status, 303, start.text);
-        assert.ok(String(start.headers.location).startsWith(idp.ssoUrl), 'on to the IdP');
+        const location = idpUrlOf(await post('/console/sso/test', id, {}));
+        assert.ok(location.startsWith(idp.ssoUrl), 'on to the IdP');
         idp.setUser(email, { displayName: 'Tess Ter', groups: ['admins', 'staff'] });
-        const answer = await idp.respond(String(start.headers.location));
+        const answer = await idp.respond(location);
         return t.request({
           method: 'POST',
           url: new URL(answer.acsUrl).pathname,
@@ -219,8 +254,7 @@ for (const engine of transportEngines()) {
       assert.equal(ok.status, 200, ok.text);
       // a test is answered once: another response to the same request (a fresh assertion) is refused
       {
-        const start = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${id}`);
-        const location = String(start.headers.location);
+        const location = idpUrlOf(await post('/console/sso/test', id, {}));
         idp.setUser('tester@testrun.test', { displayName: 'Tess Ter' });
         assert.equal((await answerAcs(await idp.respond(location))).status, 200, 'the first answer is shown');
         const again = await answerAcs(await idp.respond(location));
@@ -228,6 +262,7 @@ for (const engine of transportEngines()) {
         assert.doesNotMatch(again.text, /Test sign-in worked/);
       }
       assert.match(ok.text, /<h1>Test sign-in worked<\/h1>/);
+      assert.match(ok.text, /would be signed in with a new account, created at their first sign-in/);
       assert.match(ok.text, /<dt>displayName<\/dt><dd>Tess Ter<\/dd>/);
       assert.match(ok.text, /<dt>groups<\/dt><dd>admins, staff<\/dd>/);
       assert.equal(ok.headers['set-cookie'], undefined, 'nobody signed in');
@@ -239,9 +274,124 @@ for (const engine of transportEngines()) {
       assert.match(notTester.text, /someone@testrun\.test is not a tester of this connection, which is Testing: add them as a tester/);
       // a connection that is not configured cannot be tested: said in words
       const fresh = await created();
-      const refused = await admin.get(`/console/sso/test?tenant=${tenant}&connection=${fresh}`);
+      const refused = await post('/console/sso/test', fresh, {});
       assert.equal(refused.status, 400);
       assert.match(refused.text, /not available/);
+    });
+
+    it('the test sign-in runs the sign-in’s own decision (a tester linked by identity is found as the sign-in finds them); its audit event names the tester and the outcome, never the assertion', async () => {
+      const id = await created('linkrun.test', 'linked@linkrun.test');
+      assert.equal((await post('/console/sso/edit', id, { change: 'idp', method: 'metadata', metadataURL: idp.metadataUrl })).status, 303);
+      // an account of the tenant that signed in through this connection before, under an address
+      // since changed (no account has the NameID as its address)
+      await setupLink(t, 'renamed@elsewhere.test', { tenant, roles: [Analyst] });
+      const linked = await t.db.kysely
+        .selectFrom('users')
+        .select('id')
+        .where('email_normalized', '=', 'renamed@elsewhere.test')
+        .executeTakeFirstOrThrow();
+      await t.db.kysely
+        .insertInto('sso_identities')
+        .values({ connection_id: id, name_id: 'linked@linkrun.test', user_id: linked.id, created_at: new Date(), last_sign_in_at: null })
+        .execute();
+      const run = async () => {
+        idp.setUser('linked@linkrun.test', { displayName: 'Lin Ked' });
+        const answer = await idp.respond(idpUrlOf(await post('/console/sso/test', id, {})));
+        return t.request({
+          method: 'POST',
+          url: new URL(answer.acsUrl).pathname,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: answer.form.toString(),
+        });
+      };
+      const ok = await run();
+      assert.match(ok.text, /<h1>Test sign-in worked<\/h1>/);
+      assert.match(ok.text, /would be signed in as <strong>renamed@elsewhere\.test<\/strong>, the account they signed in as before/);
+      // the linked account disabled: the sign-in would refuse it, and so does the test, in words
+      await t.db.kysely.updateTable('users').set({ disabled_at: new Date() }).where('id', '=', linked.id).execute();
+      const disabled = await run();
+      assert.match(disabled.text, /<h1>Test sign-in: not yet<\/h1>/);
+      assert.match(disabled.text, /linked@linkrun\.test signed in before as renamed@elsewhere\.test, and that account is disabled here\./);
+      assert.equal(
+        (await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', 'linked@linkrun.test').execute()).length,
+        0,
+        'no account was made',
+      );
+      // one event per test, in the connection's tenant, by the Administrator who ran it
+      const me = await t.db.kysely
+        .selectFrom('users')
+        .select('id')
+        .where('email_normalized', '=', 'admin@corp-admins.test')
+        .executeTakeFirstOrThrow();
+      const events = await t.db.kysely
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('action', '=', 'sso.test_sign_in')
+        .where('target_id', '=', id)
+        .orderBy('occurred_at')
+        .execute();
+      assert.deepEqual(
+        events.map((e) => [String(e.tenant_id), e.actor_kind, e.actor_id, e.target_kind, e.outcome]),
+        [
+          [tenant, 'user', me.id, 'sso_connection', 'success'],
+          [tenant, 'user', me.id, 'sso_connection', 'success'],
+        ],
+      );
+      const details = events.map((e) => (typeof e.details === 'string' ? JSON.parse(e.details) : e.details));
+      assert.deepEqual(details, [
+        { connection_id: id, name_id: 'linked@linkrun.test', outcome: 'linked', user_id: linked.id },
+        { connection_id: id, name_id: 'linked@linkrun.test', outcome: 'refused', reason: 'disabled', user_id: linked.id },
+      ]);
+      // never the assertion: no XML, no SAML response, no assertion id
+      for (const e of events) assert.doesNotMatch(JSON.stringify(e.details), /<|SAML|assertion|_[0-9a-f]{20,}/i);
+    });
+
+    it('a notice left while another request of the session writes its own key keeps both; of two tabs loading at once, one shows it', async () => {
+      const id = await created();
+      const sessions = t.service.services.sessions;
+      const find = sessions.find;
+      /** the session rows holding the other request's key, as the database has them */
+      const holding = async () =>
+        (await t.db.kysely.selectFrom('sessions').select('state').execute())
+          .map((r) => (typeof r.state === 'string' ? JSON.parse(r.state) : r.state) as Record<string, unknown>)
+          .filter((state) => state.returnTo === '/console/elsewhere');
+      const shown = await page(id);
+      // between the form's read of its session and the notice it leaves, another request of the
+      // same session (another tab, a sign-in step) writes a key of its own
+      let interleaved = false;
+      sessions.find = async (secret) => {
+        const found = await find.call(sessions, secret);
+        if (found?.userId && !interleaved) {
+          interleaved = true;
+          await sessions.patchState(found, { set: { returnTo: '/console/elsewhere' } });
+        }
+        return found;
+      };
+      let res: Response;
+      try {
+        res = await admin.post('/console/sso/edit', {
+          _csrf: admin.csrf(shown),
+          tenant,
+          connection: id,
+          change: 'addDomain',
+          value: `kept-${n}.test`,
+        });
+      } finally {
+        sessions.find = find;
+      }
+      assert.equal(res.status, 303, res.text);
+      assert.ok(interleaved);
+      assert.deepEqual(
+        (await holding()).map((state) => state.notice),
+        [`Saved: added kept-${n}.test.`],
+        'the notice and the other request’s key, both',
+      );
+      // two tabs of the session load a page at once: the notice is taken once, the other key stays
+      const [one, two] = await Promise.all([page(id), page(id)]);
+      const notices = [one, two].filter((r) => r.text.includes(`Saved: added kept-${n}.test.`));
+      assert.equal(notices.length, 1, 'shown once');
+      assert.deepEqual(await holding(), [{ returnTo: '/console/elsewhere' }]);
+      await sql`update sessions set state = state - 'returnTo' where state ->> 'returnTo' = '/console/elsewhere'`.execute(t.db.kysely);
     });
 
     it('domains and testers are added and removed; the status moves to Enabled and back', async () => {

@@ -100,6 +100,23 @@ for (const engine of transportEngines()) {
       );
       return res.body.data.createSSOConnection.id;
     };
+    /** SAML requests open (a test sign-in opens one) */
+    const samlRequests = async () =>
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom('saml_requests')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    let samlRequestsBefore = 0;
+    let longPem: string | undefined;
+    /** a certificate valid whatever the test clock says (2020 to 2036): a test sign-in needs one valid now */
+    const longCertificate = () => {
+      longPem ??= makeCertificate({ validity: { notBefore: '20200101000000Z', notAfter: '20361231000000Z' } }).certPem;
+      return longPem;
+    };
     let pem: string | undefined;
     const certificate = () => {
       pem ??= makeCertificate({ days: 30 }).certPem;
@@ -308,6 +325,25 @@ for (const engine of transportEngines()) {
           // with the right token the service answers: this connection has no metadata URL to read
           // (a metadata URL on loopback needs GATEHOUSE_SSO_ALLOW_PRIVATE_URLS, which this app has not)
           acts: 400,
+        },
+        '/console/sso/test': {
+          prepare: async () => {
+            const id = await ssoConnection();
+            // configured (Testing): the test sign-in can start
+            await t.gql(
+              await t.rootToken(),
+              'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }',
+              { u: { id, samlConfiguration: { signingCert: longCertificate(), signInEndpoint: 'https://idp.forms.test/sso' } } },
+              { path: '/public/query', tenant: '1' },
+            );
+            samlRequestsBefore = await samlRequests();
+            const page = await admin.client.get(`/console/sso/connection?tenant=1&connection=${id}`);
+            return { client: admin.client, page, fields: { tenant: '1', connection: id } };
+          },
+          // a refused post opens no SAML request
+          unchanged: async () => assert.equal(await samlRequests(), samlRequestsBefore),
+          // with the right token: the page that goes on to the IdP
+          acts: 200,
         },
         '/console/sso/delete': {
           prepare: async () => {

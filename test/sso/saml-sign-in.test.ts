@@ -9,7 +9,7 @@ import type { TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
-import { PageClient, signedInUser } from '../helpers/pages.js';
+import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
 import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -339,6 +339,69 @@ for (const engine of transportEngines()) {
         t.clock.advance(-3 * 86_400_000);
         await setStatus({ status: 'Testing' });
       }
+    });
+
+    it('one decision for the sign-in and its test (decide): read only; the identity linked before first, then the address; each refusal named', async () => {
+      const sso = t.service.services.ssoSignIn;
+      const stores = t.service.store;
+      const found = await stores.sso.findConnectionForSignIn(connection);
+      assert.ok(found);
+      const enabled = { ...found, status: 'Enabled' as const };
+      const testing = { ...found, status: 'Testing' as const, testers: [TESTER] };
+      const idOf = async (email: string) =>
+        (await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', email).executeTakeFirstOrThrow()).id;
+      const other = await createTenant(t, '1', { name: 'Other organisation' });
+      await setupLink(t, `decide-member@${DOMAIN}`, { tenant, roles: [ROLE_IDS.Analyst] });
+      await setupLink(t, `decide-taken@${DOMAIN}`, { tenant: other, roles: [ROLE_IDS.Analyst] });
+      await setupLink(t, 'decide-renamed@elsewhere.test', { tenant, roles: [ROLE_IDS.Analyst] });
+      const member = await idOf(`decide-member@${DOMAIN}`);
+      const renamed = await idOf('decide-renamed@elsewhere.test');
+      // decide-taken@ signed in through this connection before, as the account now called decide-renamed@
+      await t.db.kysely
+        .insertInto('sso_identities')
+        .values({ connection_id: connection, name_id: `decide-taken@${DOMAIN}`, user_id: renamed, created_at: new Date(), last_sign_in_at: null })
+        .execute();
+      const count = async () =>
+        Promise.all(
+          (['users', 'sso_identities', 'audit_events'] as const).map(async (table) =>
+            Number(
+              (
+                await t.db.kysely
+                  .selectFrom(table)
+                  .select((eb) => eb.fn.countAll().as('n'))
+                  .executeTakeFirstOrThrow()
+              ).n,
+            ),
+          ),
+        );
+      const before = await count();
+      assert.deepEqual(await sso.decide(stores, enabled, 'not an address'), { kind: 'refused', why: 'not-an-address' });
+      assert.deepEqual(await sso.decide(stores, enabled, 'someone@elsewhere.test'), { kind: 'refused', why: 'other-domain' });
+      assert.deepEqual(await sso.decide(stores, testing, `decide-member@${DOMAIN}`), { kind: 'refused', why: 'not-a-tester' });
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-new@${DOMAIN}`), { kind: 'create', email: `decide-new@${DOMAIN}` });
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-member@${DOMAIN}`), {
+        kind: 'link',
+        userId: member,
+        email: `decide-member@${DOMAIN}`,
+      });
+      // the linked identity comes first: the account of another organisation with the address is not asked
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-taken@${DOMAIN}`), {
+        kind: 'linked',
+        userId: renamed,
+        email: 'decide-renamed@elsewhere.test',
+      });
+      await t.db.kysely.deleteFrom('sso_identities').where('name_id', '=', `decide-taken@${DOMAIN}`).execute();
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-taken@${DOMAIN}`), { kind: 'refused', why: 'other-organisation' });
+      await t.db.kysely.updateTable('users').set({ disabled_at: new Date() }).where('id', '=', member).execute();
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-member@${DOMAIN}`), {
+        kind: 'refused',
+        why: 'disabled',
+        userId: member,
+        email: `decide-member@${DOMAIN}`,
+      });
+      const [users, identities, events] = await count();
+      assert.deepEqual([users, events], [before[0], before[2]], 'decide wrote no user and no event');
+      assert.equal(identities, Number(before[1]) - 1, 'nor any identity (one was deleted by the test itself)');
     });
 
     it("a sign-in started elsewhere (a link, an app tile) waits for a click with the session's CSRF token (no login CSRF)", async () => {

@@ -17,7 +17,7 @@ import { safeReturnPath } from '../../sessions/model.js';
 import { AcsThrottle } from '../../sso/acs-throttle.js';
 import { MAX_SAML_RESPONSE_BASE64 } from '../../sso/assertion-checks.js';
 import { tooLargeMessage } from '../../sso/model.js';
-import type { TestSignInResult } from '../../sso/sign-in.js';
+import type { SignInDecision, TestSignInResult } from '../../sso/sign-in.js';
 import { html } from './html.js';
 import { csrfField, type PageKit } from './page-kit.js';
 import { setSessionCookie } from './session-cookie.js';
@@ -41,6 +41,14 @@ export function ssoPages(kit: PageKit) {
       flow: 'SAML sign-in',
     });
 
+  /** Which account a test's person would sign in as: the sign-in's own decision, in words. */
+  const wouldBe = (d: SignInDecision) =>
+    d.kind === 'linked'
+      ? html`as <strong>${d.email}</strong>, the account they signed in as before`
+      : d.kind === 'link'
+        ? html`as the existing account <strong>${d.email}</strong>, linked to this connection at their first sign-in`
+        : html`with a new account, created at their first sign-in (role Analyst)`;
+
   /** A test sign-in's result (begun from the console): who the IdP signed in and what it sent;
    *  nobody was signed in. */
   const testResult = (reply: FastifyReply, r: TestSignInResult) => {
@@ -51,7 +59,7 @@ export function ssoPages(kit: PageKit) {
       r.problems.length === 0 ? 'Test sign-in worked' : 'Test sign-in: not yet',
       html`${
         r.problems.length === 0
-          ? html`<p class="notice" role="status">The identity provider signed in <strong>${r.nameId}</strong> through ${r.connectionName}, and this person would be signed in. Nobody was signed in by this test.</p>`
+          ? html`<p class="notice" role="status">The identity provider signed in <strong>${r.nameId}</strong> through ${r.connectionName}, and this person would be signed in ${wouldBe(r.decision)}. Nobody was signed in by this test.</p>`
           : html`<div class="error" role="alert"><p>The identity provider signed in <strong>${r.nameId}</strong>, but this person would not be signed in:</p><ul>${r.problems.map((p) => html`<li>${p}</li>`)}</ul></div>`
       }
 <h2>Attributes received</h2>

@@ -50,6 +50,17 @@ async function connectionOfC1(w: PageWorld): Promise<State> {
   return { id: made.createSSOConnection.id, domain };
 }
 
+/** A connection of C1 whose IdP's side is saved (Testing): a test sign-in can start. */
+async function configuredOfC1(w: PageWorld): Promise<State> {
+  const s = await connectionOfC1(w);
+  await w.gql(
+    'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }',
+    { u: { id: s.id, samlConfiguration: { signingCert: pem(), signInEndpoint: 'https://idp.cases.test/sso' } } },
+    { tenant: w.C1, ...TENANT },
+  );
+  return s;
+}
+
 /** one connection of C1 as the root Administrator reads it, or undefined once deleted */
 const readBack = async (w: PageWorld, id: string) =>
   (await w.gql('{ ssoConnections { id name domains status metadataRefreshedAt } }', {}, { tenant: w.C1, ...TENANT })).ssoConnections.find(
@@ -130,22 +141,26 @@ export const SSO_CASES: PageCase[] = [
     effect: async (w, s) => assert.equal(new Date((await readBack(w, s.id)).metadataRefreshedAt).getTime(), w.t.clock.now().getTime()),
   },
   {
-    // the test sign-in: a redirect (303) to the IdP, in a new tab, for whom may read the connection
+    // the test sign-in: a form (a new tab) whose answer goes on to the IdP by itself, for whom may
+    // read the connection; it opens a SAML request of 10 minutes
+    route: 'POST /console/sso/test',
+    row: 'ssoConnection',
+    prepare: configuredOfC1,
+    request: (w, s) => ({ path: '/console/sso/test', form: { tenant: w.C1, connection: s.id } }),
+    effect: async (_w, _s, res) => {
+      assert.equal(res.status, 200);
+      assert.match(res.text, /<meta http-equiv="refresh" content="0;url=https:\/\/idp\.cases\.test\/sso\?SAMLRequest=/, 'on to the IdP');
+    },
+  },
+  {
+    // a link to the test sign-in (a GET) starts nothing: it leads to the connection's page
     route: 'GET /console/sso/test',
     row: 'ssoConnection',
-    prepare: async (w) => {
-      const s = await connectionOfC1(w);
-      await w.gql(
-        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }',
-        { u: { id: s.id, samlConfiguration: { signingCert: pem(), signInEndpoint: 'https://idp.cases.test/sso' } } },
-        { tenant: w.C1, ...TENANT },
-      );
-      return s;
-    },
+    prepare: configuredOfC1,
     request: (w, s) => ({ path: `/console/sso/test?tenant=${w.C1}&connection=${s.id}` }),
-    effect: async (_w, _s, res) => {
+    effect: async (w, s, res) => {
       assert.equal(res.status, 303);
-      assert.ok(String(res.headers.location).startsWith('https://idp.cases.test/sso?SAMLRequest='), 'on to the IdP');
+      assert.equal(res.headers.location, `/console/sso/connection?tenant=${w.C1}&connection=${s.id}#test`);
     },
   },
   {

@@ -110,6 +110,55 @@ for (const engine of engines()) {
       assert.deepEqual([untouched?.lastSeenAt, untouched?.state], [T0, { returnTo: '/kept' }]);
     });
 
+    it('patchSessionState sets and removes its own keys only: keys written meanwhile by another request stay', async () => {
+      const s = session(null, { state: { returnTo: '/start', notice: 'old' } });
+      const other = session(null, { state: { returnTo: '/kept' } });
+      await c.store.sessions.insertSession(s);
+      await c.store.sessions.insertSession(other);
+      // many requests at once, each writing its own key from a copy read before any of them
+      await Promise.all([
+        c.store.sessions.patchSessionState(s.idHash, { set: { signIn: { step: 'email' } } }),
+        c.store.sessions.patchSessionState(s.idHash, { set: { reenrol: { pendingSecret: 'sealed', since: T0.toISOString() } } }),
+        c.store.sessions.patchSessionState(s.idHash, { set: { pendingSetup: { setupTokenHash: 'ab', email: 'x@y.z' } } }),
+        c.store.sessions.patchSessionState(s.idHash, { remove: ['notice'] }),
+      ]);
+      assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.state, {
+        returnTo: '/start',
+        signIn: { step: 'email' },
+        reenrol: { pendingSecret: 'sealed', since: T0.toISOString() },
+        pendingSetup: { setupTokenHash: 'ab', email: 'x@y.z' },
+      });
+      // a key set again is replaced whole; removing and setting at once; a key absent is no error
+      await c.store.sessions.patchSessionState(s.idHash, {
+        set: { signIn: { step: 'sso', connectionId: 'c', email: 'a@b.c' }, notice: 'Saved: it’s “quoted”.' },
+        remove: ['returnTo', 'pendingSetup', 'signInFor'],
+      });
+      assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.state, {
+        signIn: { step: 'sso', connectionId: 'c', email: 'a@b.c' },
+        reenrol: { pendingSecret: 'sealed', since: T0.toISOString() },
+        notice: 'Saved: it’s “quoted”.',
+      });
+      assert.deepEqual((await c.store.sessions.findSession(other.idHash))?.state, { returnTo: '/kept' });
+      // a session that is gone: nothing happens
+      await c.store.sessions.patchSessionState(sha256('no such session'), { set: { notice: 'x' } });
+    });
+
+    it('takeSessionStateKey returns the key once and removes it, the rest kept: of many takes at once, one gets it', async () => {
+      const s = session(null, { state: { returnTo: '/kept', notice: 'Saved: it’s “quoted”.' } });
+      await c.store.sessions.insertSession(s);
+      const taken = fulfilled(await race(RACERS, () => c.store.sessions.takeSessionStateKey(s.idHash, 'notice')));
+      assert.deepEqual(
+        taken.filter((v) => v !== undefined),
+        ['Saved: it’s “quoted”.'],
+      );
+      assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.state, { returnTo: '/kept' });
+      assert.equal(await c.store.sessions.takeSessionStateKey(s.idHash, 'notice'), undefined);
+      // an object value comes back as it was written
+      await c.store.sessions.patchSessionState(s.idHash, { set: { pendingSetup: { setupTokenHash: 'ab', email: 'x@y.z' } } });
+      assert.deepEqual(await c.store.sessions.takeSessionStateKey(s.idHash, 'pendingSetup'), { setupTokenHash: 'ab', email: 'x@y.z' });
+      assert.equal(await c.store.sessions.takeSessionStateKey(sha256('no such session'), 'notice'), undefined);
+    });
+
     it('deleteSession says whether there was such a session: of many at once, one deleted it', async () => {
       const s = session(null);
       const kept = session(null);

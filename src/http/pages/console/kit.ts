@@ -196,16 +196,17 @@ export function consoleKit(kit: PageKit) {
       return { ...who, caller, tenant, now: services.clock.now(), ancestors: ancestors.filter((a) => a !== undefined) };
     },
 
-    /** The notice the last action left in the session (shown once), taken out of it. */
+    /** The notice the last action left in the session (shown once), taken out of it. Taken in
+     *  the database, not from the copy this request read: of two tabs loading at once, one shows
+     *  it, and whatever else the session holds (a sign-in step, a pending authenticator) stays. */
     async takeNotice(who: Viewer): Promise<string | undefined> {
-      const { notice, ...state } = who.session.state;
-      if (notice !== undefined) await services.sessions.setState(who.session, state);
-      return notice;
+      if (who.session.state.notice === undefined) return undefined;
+      return await services.sessions.takeState(who.session, 'notice');
     },
 
-    /** Leaves a notice for the next page (after a redirect). */
+    /** Leaves a notice for the next page (after a redirect): that key only, the rest of the session's state as it is now. */
     async leaveNotice(who: Viewer, notice: string): Promise<void> {
-      await services.sessions.setState(who.session, { ...who.session.state, notice });
+      await services.sessions.patchState(who.session, { set: { notice } });
     },
 
     /** A failure the form is shown again for (with what went wrong); any other goes to the error page. */

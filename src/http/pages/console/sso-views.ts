@@ -163,7 +163,7 @@ ${c.status === 'Testing' ? html`<p class="hint">Set-up, step 4 of 4</p>` : ''}
 <p>While the connection is Testing only its testers sign in through it. The test sign-in opens the identity provider in a new tab: sign in there as a tester. The tab then shows what the identity provider sent (the attributes), or what was wrong; nobody is signed in by it, and this tab stays signed in as you.</p>
 ${
   canTest
-    ? html`<p><a class="button" href="${connectionPath(SSO_TEST_PATH, tenant.id, c.id)}" target="_blank">Test sign-in<span class="visually-hidden"> (opens a new tab)</span></a></p>
+    ? html`<form method="post" action="${SSO_TEST_PATH}" target="_blank" class="inline-form">${csrfField(o.session)}<input type="hidden" name="tenant" value="${tenant.id}"><input type="hidden" name="connection" value="${c.id}"><button type="submit">Test sign-in<span class="visually-hidden"> (opens a new tab)</span></button></form>
 <p class="hint">A tester can also sign in for real at <code>${o.sp.callbackURL}</code>, or by typing their address at the sign-in page.</p>`
     : html`<p>Move the connection back to Testing to test it.</p>`
 }
@@ -268,4 +268,11 @@ export function deleteConfirmation(o: { session: Session; tenant: TenantRef; c: 
 <div class="actions"><button type="submit" class="danger">Delete connection</button><a href="${connectionPath(SSO_CONNECTION_PATH, o.tenant.id, o.c.id)}">Cancel</a></div>
 </form>`,
   };
+}
+
+/** The test sign-in's new tab, on its way to the IdP (the page goes on by itself: a meta refresh;
+ *  the link is for a browser that does not). */
+export function testHop(c: SsoConnection, idpUrl: string): Html {
+  return html`<p>Going on to the identity provider of ${c.name}: sign in there as a tester. This tab then shows what it sent; nobody is signed in by the test.</p>
+<p><a class="button" href="${idpUrl}">Continue to the identity provider</a></p>`;
 }

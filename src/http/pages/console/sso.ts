@@ -12,10 +12,11 @@ import type { SamlConfigurationInput, UpdateSsoConnectionInput } from '../../../
 import type { SsoConnection, SsoConnectionStatus } from '../../../sso/model.js';
 import { checkConnectionName, STATUSES } from '../../../sso/model.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
+import { page } from '../html.js';
 import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
 import { CONSOLE_PATH, connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
 import type { Problem } from './problems.js';
-import { type ConnectionPageParts, connectionList, connectionPage, deleteConfirmation } from './sso-views.js';
+import { type ConnectionPageParts, connectionList, connectionPage, deleteConfirmation, testHop } from './sso-views.js';
 import { type IdpValues, idpForm, type NewValues, newConnectionForm } from './sso-wizard.js';
 
 /** A textarea's values: one a line (commas and spaces separate too), empty ones left out. */
@@ -272,18 +273,35 @@ export function ssoPages(c: ConsoleKit) {
       return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
     },
 
-    /** GET /console/sso/test?tenant=…&connection=…: a test sign-in (in a new tab): on to the IdP;
-     *  the ACS shows what it received and signs nobody in. A GET, so that the redirect to the IdP
-     *  is not a form's (form-action 'self'); it changes nothing but an open request of 10 minutes. */
+    /** POST /console/sso/test (tenant, connection): a test sign-in, in the new tab its form opened
+     *  (target=_blank). It opens a SAML request of 10 minutes, a change: a form with the session's
+     *  CSRF token, so that no link elsewhere starts one in an Administrator's browser. The browser
+     *  goes on to the IdP by itself (a meta refresh, no script), the link there if it does not: a
+     *  redirect from a form's POST to another site would break form-action 'self'. The ACS shows
+     *  what it received and signs nobody in. */
     async test(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const t = await c.inTenant(req, who, form.tenant);
+      const conn = await services.sso.get(t.caller, text(form.connection) ?? '');
+      const started = await services.ssoSignIn.startTest(conn.id, t.session);
+      if (started.kind === 'refused') throw badInput(started.message, { field: 'test' });
+      return reply
+        .code(200)
+        .type('text/html; charset=utf-8')
+        .send(page('Test sign-in', testHop(conn, started.url), { vendor: c.vendor, refreshTo: started.url }));
+    },
+
+    /** GET /console/sso/test?tenant=…&connection=…: a test starts from the connection page's form
+     *  (a POST); a link or an old bookmark is sent to that page, where whoever may see it finds the button. */
+    async testByLink(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.viewer(req, reply);
       if (!who) return reply;
       const q = queryOf(req);
       const t = await c.inTenant(req, who, q.tenant);
       const conn = await services.sso.get(t.caller, text(q.connection) ?? '');
-      const started = await services.ssoSignIn.startTest(conn.id, t.session);
-      if (started.kind === 'refused') throw badInput(started.message, { field: 'test' });
-      return reply.redirect(started.url, 303);
+      return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, conn.id, '#test'), 303);
     },
 
     /** GET /console/sso/delete?tenant=…&connection=… */
