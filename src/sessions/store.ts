@@ -17,13 +17,10 @@ export interface SessionStore {
   /** whether there was such a session */
   deleteSession(idHash: Buffer): Promise<boolean>;
   touchSession(idHash: Buffer, at: Date): Promise<void>;
-  /** Replaces the whole state. No use case writes a live session's state whole any more: each
-   *  writes its own keys (patchSessionState), so that two requests of one session (two tabs, a
-   *  sign-in step and a notice) do not undo each other's keys; a new state is a new session
-   *  (insertSession: start, rotate, signIn). */
-  updateSessionState(idHash: Buffer, state: SessionState): Promise<void>;
   /** Sets the keys of `patch.set` and removes those of `patch.remove` in one statement; every
-   *  other key stays as it is in the database now (not as the caller read it). */
+   *  other key stays as it is in the database now (not as the caller read it). No use case writes
+   *  a live session's state whole: two requests of one session (two tabs, a sign-in step and a
+   *  notice) would undo each other's keys; a new state is a new session (insertSession). */
   patchSessionState(idHash: Buffer, patch: SessionStatePatch): Promise<void>;
   /** Removes one key and returns the value it had: of requests taking it at once, one gets it. */
   takeSessionStateKey<K extends keyof SessionState>(idHash: Buffer, key: K): Promise<SessionState[K] | undefined>;

@@ -75,14 +75,6 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
       await db.updateTable('sessions').set({ last_seen_at: at }).where('id_hash', '=', idHash).execute();
     },
 
-    async updateSessionState(idHash, state) {
-      await db
-        .updateTable('sessions')
-        .set({ state: JSON.stringify(state) })
-        .where('id_hash', '=', idHash)
-        .execute();
-    },
-
     async patchSessionState(idHash, patch) {
       // jsonb operators, on the row as it is when updated: `- key` removes a key, `||` sets keys
       // (its right side wins); what another request wrote meanwhile under other keys stays

@@ -89,16 +89,15 @@ for (const engine of engines()) {
       });
     });
 
-    it('touchSession and updateSessionState change that session only', async () => {
+    it('touchSession and patchSessionState change that session only', async () => {
       const u = await newUser(c.store, a.id);
       const mine = session(u.id);
       const other = session(u.id, { state: { returnTo: '/kept' } });
       await c.store.sessions.insertSession(mine);
       await c.store.sessions.insertSession(other);
       await c.store.sessions.touchSession(mine.idHash, at(MINUTE));
-      await c.store.sessions.updateSessionState(mine.idHash, {
-        signIn: { step: 'totp', userId: u.id },
-        pendingSetup: { setupTokenHash: 'ab', email: 'x@y.z' },
+      await c.store.sessions.patchSessionState(mine.idHash, {
+        set: { signIn: { step: 'totp', userId: u.id }, pendingSetup: { setupTokenHash: 'ab', email: 'x@y.z' } },
       });
       const read = await c.store.sessions.findSession(mine.idHash);
       assert.deepEqual(
