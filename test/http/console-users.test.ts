@@ -1,6 +1,8 @@
 // The users console over HTTP (src/http/pages/console/users.ts): the list with its filters; invite
 // with the set-up link shown once (and working); a user's page with roles given (with an end) and
-// removed; disable, enable, reset sign-in (a new link) and delete after a confirmation; bad input
+// removed; a partner's own user given a role in a tenant below from its page (`in`) and removed
+// there, refused in a tenant above, beside, unknown or out of reach, and where the viewer's roles
+// do not allow it; disable, enable, reset sign-in (a new link) and delete after a confirmation; bad input
 // shown again in words, nothing written; CSRF on every form; signed out, the way to sign in; an
 // Auditor sees, and is refused every change.
 import assert from 'node:assert/strict';
@@ -233,6 +235,144 @@ for (const engine of transportEngines()) {
       const recent = await admin.get(`/console/users?tenant=${child}&last=30d`);
       assert.match(recent.text, /roles@acme\.test/);
       assert.doesNotMatch(recent.text, /never@acme\.test/);
+    });
+
+    it('a partner’s own user is given a role in a tenant below from its page, and it is removed there', async () => {
+      const made = await invite(partner, 'mssp@acme.test', Auditor);
+      assert.equal(made.status, 200, made.text);
+      const list = await admin.get(`/console/users?tenant=${partner}&email=mssp%40acme.test`);
+      const id = /user=([0-9a-f-]{36})">mssp@acme\.test/.exec(list.text)![1]!;
+      let page = await admin.get(`/console/users/user?tenant=${partner}&user=${id}`);
+      assert.equal(page.status, 200);
+      // where the role is given: this tenant unless a tenant below is named (its children offered)
+      assert.match(page.text, /<input id="in" name="in" type="text"[^>]* list="in-below">/);
+      assert.match(page.text, new RegExp(`<option value="${child}">Acme Child</option>`));
+      assert.match(page.text, /Leave it empty to give the role in Acme Partners, the user’s home tenant\./);
+
+      let res = await admin.post('/console/users/roles', {
+        _csrf: admin.csrf(page),
+        tenant: partner,
+        user: id,
+        role: Analyst,
+        expires: '',
+        in: child,
+      });
+      assert.equal(res.status, 303, res.text.slice(0, 600));
+      assert.equal(res.headers.location, `/console/users/user?tenant=${partner}&user=${id}`);
+      page = await admin.get(res.headers.location as string);
+      assert.match(page.text, /mssp@acme\.test now holds Analyst in Acme Child\./);
+      // the role in the child, named by its name, with its own Remove form (acting there)
+      let read = await gqlUser(id);
+      const given = read.role_assignments.find((a: { tenant_id: string }) => a.tenant_id === child);
+      assert.equal(given?.role_id, Analyst);
+      assert.match(page.text, /<th scope="row">Analyst<\/th>\s*<td data-label="Tenant">Acme Child<\/td>/);
+      assert.match(page.text, new RegExp(`name="in" value="${child}"><input type="hidden" name="assignment" value="${given.id}">`));
+      // the principal the user's token would carry acts as an Analyst in the child
+      const principal = await t.service.store.principals.findUserPrincipal(id);
+      assert.ok(principal, 'the user’s principal');
+      assert.ok(
+        principal.assignments.some((a) => a.tenantId === child && a.roleId === Analyst),
+        'Analyst in the child',
+      );
+
+      res = await admin.post('/console/users/roles/remove', { _csrf: admin.csrf(page), tenant: partner, user: id, assignment: given.id, in: child });
+      assert.equal(res.status, 303, res.text.slice(0, 600));
+      page = await admin.get(res.headers.location as string);
+      assert.match(page.text, /The role was removed from mssp@acme\.test in Acme Child\./);
+      read = await gqlUser(id);
+      assert.deepEqual(
+        read.role_assignments.map((a: { tenant_id: string; role_id: string }) => [a.tenant_id, a.role_id]),
+        [[partner, Auditor]],
+      );
+    });
+
+    it('a role is refused in a tenant above, beside, unknown or out of reach, in words, writing nothing', async () => {
+      const made = await invite(partner, 'where@acme.test', Analyst);
+      assert.equal(made.status, 200, made.text);
+      const list = await admin.get(`/console/users?tenant=${partner}&email=where%40acme.test`);
+      const id = /user=([0-9a-f-]{36})">where@acme\.test/.exec(list.text)![1]!;
+      const beside = await createTenant(t, '1', { name: 'Beside' });
+      const page = await admin.get(`/console/users/user?tenant=${partner}&user=${id}`);
+      const { client: vendor } = await signedInUser(t, 'vendor-admin@vendor.test', { tenant: '1', roles: [Administrator] });
+      const vendorPage = await vendor.get(`/console/users/user?tenant=${partner}&user=${id}`);
+      assert.equal(vendorPage.status, 200, vendorPage.text.slice(0, 600));
+      const before = await rowCounts(t);
+      const post = (client: PageClient, form: Response, given: string) =>
+        client.post('/console/users/roles', { _csrf: client.csrf(form), tenant: partner, user: id, role: Responder, expires: '', in: given });
+      /** what went wrong, on the problem page or above the form */
+      const words = (res: Response) => /class="error" role="alert">(?:<p>)?([^<]*)<\/p>/.exec(res.text)?.[1];
+
+      // the partner's Administrator: a tenant its roles do not reach, or none, is one it cannot see
+      for (const given of [beside, '1', '999999']) {
+        const res = await post(admin, page, given);
+        assert.equal(res.status, 403, given);
+        assert.equal(words(res), `No tenant ${given} is visible to you.`, given);
+      }
+      // not a tenant id: the form again, with what was entered
+      let res = await post(admin, page, 'acme');
+      assert.equal(res.status, 400);
+      assert.match(res.text, /&quot;acme&quot; is not a tenant id: tenant ids are numbers\./);
+      assert.match(res.text, /<input id="in" name="in"[^>]* value="acme"/);
+
+      // the vendor's Administrator reaches every tenant: above and beside are the user's rule
+      for (const given of ['1', beside]) {
+        res = await post(vendor, vendorPage, given);
+        assert.equal(res.status, 400, given);
+        assert.equal(words(res), 'Roles can be given only in Acme Partners and the tenants below it.', given);
+        assert.match(res.text, new RegExp(`<input id="in" name="in"[^>]* value="${given}"`));
+      }
+      // removal acts in the tenant named too: an assignment of the child is not one of the partner's
+      const own = (await gqlUser(id)).role_assignments[0].id as string;
+      res = await vendor.post('/console/users/roles/remove', {
+        _csrf: vendor.csrf(vendorPage),
+        tenant: partner,
+        user: id,
+        assignment: own,
+        in: child,
+      });
+      assert.equal(res.status, 404);
+      assert.match(res.text, /The user does not hold this role in Acme Child \(any more\)\./);
+      assert.deepEqual(await rowCounts(t), before);
+      assert.equal((await gqlUser(id)).role_assignments.length, 1);
+    });
+
+    it('a viewer whose roles do not allow changing users where the role would be given is refused there, and it is audited there', async () => {
+      // an Auditor of the vendor's tenant who administers the partner
+      const { client: mixed } = await signedInUser(t, 'mixed@vendor.test', { tenant: '1', roles: [Auditor] });
+      const me = (await t.gql(await t.rootToken(), 'query { users(email: "mixed@vendor.test") { id } }')).body.data.users[0].id as string;
+      const granted = await t.gql(
+        await t.rootToken(),
+        'mutation($u: ID!, $r: ID!) { assignUserRole(user_id: $u, role_id: $r) { id } }',
+        { u: me, r: Administrator },
+        { tenant: partner },
+      );
+      assert.equal(granted.body.errors, undefined, JSON.stringify(granted.body));
+      const made = await invite(partner, 'refused@acme.test', Analyst);
+      assert.equal(made.status, 200, made.text);
+      const id = /user=([0-9a-f-]{36})">refused@acme\.test/.exec(
+        (await admin.get(`/console/users?tenant=${partner}&email=refused%40acme.test`)).text,
+      )![1]!;
+      const page = await mixed.get(`/console/users/user?tenant=${partner}&user=${id}`);
+      assert.equal(page.status, 200, page.text.slice(0, 600));
+      const refusals = async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from audit_events where action = 'authorization.refused' and tenant_id = '1'`.execute(
+            t.db.kysely,
+          )
+        ).rows[0]!.n;
+      const before = { rows: await rowCounts(t), refused: await refusals() };
+      const res = await mixed.post('/console/users/roles', {
+        _csrf: mixed.csrf(page),
+        tenant: partner,
+        user: id,
+        role: Analyst,
+        expires: '',
+        in: '1',
+      });
+      assert.equal(res.status, 403, res.text.slice(0, 600));
+      assert.match(res.text, /do not allow you to manage users\./);
+      assert.deepEqual(await rowCounts(t), before.rows);
+      assert.equal(await refusals(), before.refused + 1, 'the refusal is in the trail of the tenant where it was judged');
     });
 
     it('every form refuses a post without the CSRF token, and writes nothing', async () => {

@@ -458,7 +458,7 @@ for (const engine of transportEngines()) {
         '/console/users/roles': {
           prepare: async () => {
             target = (await newUser('forms-roles')).id;
-            return { ...(await userForm(target)), fields: { tenant: '1', user: target, role: ROLE_IDS.Auditor, expires: '' } };
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target, role: ROLE_IDS.Auditor, in: '', expires: '' } };
           },
           unchanged: async () =>
             assert.ok(!(await userNow(target)).role_assignments.some((a: { role_id: string }) => a.role_id === ROLE_IDS.Auditor)),
@@ -468,7 +468,7 @@ for (const engine of transportEngines()) {
           prepare: async () => {
             target = (await newUser('forms-remove')).id;
             assignment = (await userNow(target)).role_assignments[0].id;
-            return { ...(await userForm(target)), fields: { tenant: '1', user: target, assignment } };
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target, in: '1', assignment } };
           },
           unchanged: async () => assert.ok((await userNow(target)).role_assignments.some((a: { id: string }) => a.id === assignment)),
           acts: 303,

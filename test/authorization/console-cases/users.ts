@@ -1,6 +1,8 @@
 // The users pages (src/http/pages/console/users.ts) in the page matrix: each route acting in C1,
 // on a user whose home is C1 (as matrix-table.ts's users rows), tied to the row of the GraphQL
-// operation behind it. The account page (/console/account) acts in no tenant and has no row.
+// operation behind it. The role forms post `in` as the page does (empty, or the assignment's
+// tenant: C1 here); giving a role in a tenant below the user's home is
+// test/http/console-users.test.ts's. The account page (/console/account) acts in no tenant and has no row.
 import assert from 'node:assert/strict';
 import { ROLE_IDS } from '../../../src/access/roles.js';
 import type { PageCase, PageWorld, State } from './types.js';
@@ -63,7 +65,7 @@ export const USER_CASES: PageCase[] = [
     route: 'POST /console/users/roles',
     row: 'assignUserRole',
     prepare: victim,
-    request: (w, s) => ({ path: '/console/users/roles', form: userForm(w, s, { role: ROLE_IDS.Auditor, expires: '' }) }),
+    request: (w, s) => ({ path: '/console/users/roles', form: userForm(w, s, { role: ROLE_IDS.Auditor, in: '', expires: '' }) }),
     effect: async (w, s) => {
       const user = await readBack(w, s.victim.id);
       assert.ok(user.role_assignments.some((a: { tenant_id: string; role_id: string }) => a.tenant_id === w.C1 && a.role_id === ROLE_IDS.Auditor));
@@ -84,7 +86,7 @@ export const USER_CASES: PageCase[] = [
       const assignment = user.role_assignments.find((a: { role_id: string }) => a.role_id === ROLE_IDS.Auditor);
       return { ...s, assignment: assignment.id };
     },
-    request: (w, s) => ({ path: '/console/users/roles/remove', form: userForm(w, s, { assignment: s.assignment }) }),
+    request: (w, s) => ({ path: '/console/users/roles/remove', form: userForm(w, s, { in: w.C1, assignment: s.assignment }) }),
     effect: async (w, s) => {
       const user = await readBack(w, s.victim.id);
       assert.ok(!user.role_assignments.some((a: { id: string }) => a.id === s.assignment), 'the assignment is gone');

@@ -453,6 +453,25 @@ const RULES: readonly Rule[] = [
       advice: 'Go back to the user’s page, which shows their roles now.',
     }),
   },
+  // the tenant a role is given in (users.ts, `in`); the context is the user's home tenant
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'in',
+    message: /^(.+) is not a tenant id$/,
+    words: ({ groups: [given], context }) => ({
+      message: `${given} is not a tenant id: tenant ids are numbers.`,
+      advice: `Enter the id of a tenant below ${inTenant(context)}, or leave it empty to give the role in ${inTenant(context)}.`,
+    }),
+  },
+  {
+    code: 'BAD_USER_INPUT',
+    field: 'user_id',
+    message: /^a user can hold roles only in its home tenant and the tenants below it/,
+    words: ({ context }) => ({
+      message: `Roles can be given only in ${inTenant(context)} and the tenants below it.`,
+      advice: `Enter the id of a tenant below ${inTenant(context)}, or leave it empty to give the role in ${inTenant(context)}.`,
+    }),
+  },
 ];
 
 /** A wait as a person reads it: "45 seconds", "1 minute", "12 minutes". */

@@ -3,6 +3,7 @@
 import type { RoleName } from '../../../access/roles.js';
 import { roleName } from '../../../access/roles.js';
 import type { Session } from '../../../sessions/model.js';
+import type { RoleAssignment } from '../../../access/principal.js';
 import { setupPending, type User } from '../../../users/model.js';
 import { html } from '../html.js';
 import { csrfField } from '../page-kit.js';
@@ -25,6 +26,9 @@ import type { Problem } from './problems.js';
 
 type TenantRef = { id: string; name: string };
 type RoleChoice = { id: string; name: RoleName };
+
+/** What the role form was sent with: the role, its end, and `in`, the tenant it is given in (empty: the page's). */
+export type RoleFormValues = { role: string; expires: string; in: string };
 
 /** What a person reads as a user's state. */
 export function statusOf(u: User): 'Disabled' | 'Set-up pending' | 'Active' {
@@ -166,13 +170,16 @@ export function userPage(o: {
   tenant: TenantRef;
   user: User;
   now: Date;
-  /** tenant names by id, for the assignments (ids where unknown) */
+  /** tenant names by id, for the assignments ("tenant <id>" where the viewer does not see it) */
   tenantName: (id: string) => string;
   manage: boolean;
   self: boolean;
   grantable: RoleChoice[];
-  removable: (roleId: string) => boolean;
-  values?: { role: string; expires: string };
+  /** whether the viewer may remove the assignment (acting in its tenant) */
+  removable: (a: RoleAssignment) => boolean;
+  /** the tenants right below this one, offered for giving a role there */
+  below: TenantRef[];
+  values?: RoleFormValues;
   problem?: Problem | undefined;
   notice?: string | undefined;
 }): View {
@@ -189,8 +196,8 @@ export function userPage(o: {
 ${
   canChange
     ? html`<td class="row-actions">${
-        a.tenantId === tenant.id && o.removable(a.roleId)
-          ? html`<form method="post" action="${USER_ROLE_REMOVE_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<input type="hidden" name="assignment" value="${a.id}"><button type="submit" class="link">Remove<span class="visually-hidden"> ${name} in ${o.tenantName(a.tenantId)}</span></button></form>`
+        o.removable(a)
+          ? html`<form method="post" action="${USER_ROLE_REMOVE_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<input type="hidden" name="in" value="${a.tenantId}"><input type="hidden" name="assignment" value="${a.id}"><button type="submit" class="link">Remove<span class="visually-hidden"> ${name} in ${o.tenantName(a.tenantId)}</span></button></form>`
           : ''
       }</td>`
     : ''
@@ -198,14 +205,21 @@ ${
 </tr>
 `;
   });
+  // the tenants right below, offered as they are typed in (any id below can be entered)
+  const belowList =
+    o.below.length > 0 ? html`<datalist id="in-below">${o.below.map((b) => html`<option value="${b.id}">${b.name}</option>`)}</datalist>` : '';
   const assignForm = canChange
-    ? html`<h2>Give a role in ${tenant.name}</h2>
+    ? html`<h2>Give a role</h2>
 <form class="fields" method="post" action="${USER_ROLE_ASSIGN_PATH}">${csrfField(o.session)}${hidden(tenant, u)}
 <label for="role">Role</label>
 <select id="role" name="role">${o.grantable.map((r) => html`<option value="${r.id}"${r.id === o.values?.role ? html` selected` : ''}>${r.name}</option>`)}</select>
+<label for="in">In the tenant (optional)</label>
+<input id="in" name="in" type="text" inputmode="numeric" autocomplete="off" value="${o.values?.in ?? ''}" aria-describedby="in-hint"${o.below.length > 0 ? html` list="in-below"` : ''}>
+${belowList}
+<p id="in-hint" class="hint">Leave it empty to give the role in ${tenant.name}, the user’s home tenant. To give it in a tenant below it (a customer’s, for example), enter that tenant’s id.</p>
 <label for="expires">Until (optional)</label>
 <input id="expires" name="expires" type="datetime-local" value="${o.values?.expires ?? ''}" aria-describedby="expires-hint">
-<p id="expires-hint" class="hint">A date and time in UTC; leave it empty for a role with no end. Giving a role the user holds here already replaces its end.</p>
+<p id="expires-hint" class="hint">A date and time in UTC; leave it empty for a role with no end. Giving a role the user holds in that tenant already replaces its end.</p>
 <div class="actions"><button type="submit">Give role</button></div>
 </form>`
     : '';

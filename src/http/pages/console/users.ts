@@ -4,6 +4,11 @@
 // calls as the GraphQL resolvers (users, user, createUser, assignUserRole, removeUserRole,
 // disableUser, enableUser, resetUserSignIn, deleteUser).
 //
+// A user holds roles in its home tenant and the tenants below it (the MSSP flow: a partner's own
+// analyst is given Analyst in a customer's tenant). Its page, in its home tenant, lists them all;
+// the role forms take `in`, the tenant a role is given in or removed from, and then act there as
+// GraphQL does with X-Tenant-Context: that tenant (inTenant), the viewer's roles there.
+//
 // The list's filters (address, role, status, way of signing in, last sign-in) are the users use
 // case's (UserQuery); the GraphQL users query has only the address of them.
 //
@@ -14,16 +19,19 @@ import { assertCan, can } from '../../../access/policy.js';
 import { heldRoleNames } from '../../../access/scope.js';
 import { ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES } from '../../../access/roles.js';
 import { AppError } from '../../../errors.js';
+import { checkTenantId } from '../../../ids.js';
+import type { Tenant } from '../../../tenants/model.js';
 import type { User } from '../../../users/model.js';
 import type { UserQuery } from '../../../users/service.js';
 import type { UserStatusFilter } from '../../../users/store.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
-import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
+import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text, type Viewer } from './kit.js';
 import { CONSOLE_PATH, USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
 import {
   deleteUserConfirmation,
   inviteForm,
   LAST_CHOICES,
+  type RoleFormValues,
   SIGNIN_CHOICES,
   STATUS_CHOICES,
   setupLinkShown,
@@ -77,23 +85,48 @@ export function userPages(c: ConsoleKit) {
 
   const manage = (t: InTenant) => can(t.principal, t.caller.tenant, 'users.manage', t.now);
 
+  /** A tenant the viewer does not see: left out (any other failure is one). */
+  const unseen = (err: unknown): undefined => {
+    if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+    throw err;
+  };
+
   /** A user's page, with a notice or a form's failure. */
-  function showUser(
+  async function showUser(
     reply: FastifyReply,
     t: InTenant,
     user: User,
-    extra: { problem?: Problem; values?: { role: string; expires: string }; notice?: string | undefined } = {},
+    extra: { problem?: Problem; values?: RoleFormValues; notice?: string | undefined } = {},
   ) {
+    const self = user.id === t.principal.id;
+    const canChange = manage(t) && !self;
+    // the tenants the user holds roles in (its home and below), as far as the viewer sees them
+    const known = new Map<string, Tenant>([...t.ancestors, t.tenant].map((a) => [a.id, a]));
+    const others = [...new Set(user.roleAssignments.map((a) => a.tenantId))].filter((id) => !known.has(id));
+    const [seen, children] = await Promise.all([
+      Promise.all(others.map((id) => services.tenants.visibleTenant(t.principal, id).catch(unseen))),
+      // the tenants right below, offered for `in` (a partner's customers; the first page of them)
+      canChange && t.tenant.isPartner
+        ? services.tenants.search(t.caller, { partnership: { parent: t.tenant.id }, maxResults: PER_PAGE, orderBy: 'Name' })
+        : undefined,
+    ]);
+    for (const s of seen) if (s) known.set(s.id, s);
     const view = userPage({
       session: t.session,
       tenant: t.tenant,
       user,
       now: t.now,
-      tenantName: (id) => (id === t.tenant.id ? t.tenant.name : `tenant ${id}`),
+      tenantName: (id) => known.get(id)?.name ?? `tenant ${id}`,
       manage: manage(t),
-      self: user.id === t.principal.id,
+      self,
       grantable: grantable(t),
-      removable: (roleId) => mayGrant(t.caller, roleId, t.now),
+      // the service's checks, acting in the assignment's tenant (a tenant out of sight: none)
+      removable: (a) => {
+        const there = known.get(a.tenantId);
+        if (!there) return false;
+        return can(t.principal, there, 'users.manage', t.now) && mayGrant({ principal: t.principal, tenant: there }, a.roleId, t.now);
+      },
+      below: children?.results.map((k) => ({ id: k.id, name: k.name })) ?? [],
       ...extra,
     });
     return c.show(reply, extra.problem?.status ?? 200, view, { who: t, in: t, section });
@@ -126,6 +159,18 @@ export function userPages(c: ConsoleKit) {
   async function managedUser(t: InTenant, raw: unknown): Promise<User> {
     assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
     return ownUser(t, raw);
+  }
+
+  /**
+   * The tenant a role form acts in: the page's (`in` empty or the page's own), else `in`, which the
+   * viewer's roles must reach (inTenant: refused as tenantNotVisible otherwise, audited in the
+   * page's tenant as any refused change of a page is). The service then checks, acting there, as
+   * with X-Tenant-Context: the right to manage users and to give the role there, and that it is
+   * the user's home tenant or below it.
+   */
+  async function actingIn(req: FastifyRequest, who: Viewer, t: InTenant, raw: string): Promise<InTenant> {
+    if (raw === '' || raw === t.tenant.id) return t;
+    return c.inTenant(req, who, checkTenantId(raw, 'in'));
   }
 
   return {
@@ -208,17 +253,19 @@ export function userPages(c: ConsoleKit) {
       if (!who) return reply;
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
-      const values = { role: text(form.role) ?? '', expires: text(form.expires)?.trim() ?? '' };
+      const values = { role: text(form.role) ?? '', expires: text(form.expires)?.trim() ?? '', in: text(form.in)?.trim() ?? '' };
       const target = await managedUser(t, form.user);
       try {
-        const user = await services.users.assignRole(t.caller, {
+        const at = await actingIn(req, who, t, values.in);
+        const user = await services.users.assignRole(at.caller, {
           userId: target.id,
           roleId: values.role,
           expiresAt: values.expires === '' ? null : values.expires,
         });
         const name = roleName(values.role) ?? values.role;
-        return await done(reply, t, user, `${user.email} now holds ${name} in ${t.tenant.name}${values.expires ? ' until the time given' : ''}.`);
+        return await done(reply, t, user, `${user.email} now holds ${name} in ${at.tenant.name}${values.expires ? ' until the time given' : ''}.`);
       } catch (err) {
+        // the words name the user's home tenant (the page's), where "and the tenants below it" starts
         const problem = c.formProblem(err, req, reply, t.tenant);
         // a refused change wrote nothing: the user is as read before it
         return showUser(reply, t, target, { problem, values });
@@ -232,8 +279,10 @@ export function userPages(c: ConsoleKit) {
       const form = formOf(req);
       const t = await c.inTenant(req, who, form.tenant);
       const target = await managedUser(t, form.user);
-      const user = await services.users.removeRole(t.caller, { userId: target.id, assignmentId: text(form.assignment) ?? '' });
-      return done(reply, t, user, `The role was removed from ${user.email}.`);
+      // acting in the assignment's tenant (`in`), as removeUserRole does in X-Tenant-Context's
+      const at = await actingIn(req, who, t, text(form.in)?.trim() ?? '');
+      const user = await services.users.removeRole(at.caller, { userId: target.id, assignmentId: text(form.assignment) ?? '' });
+      return done(reply, t, user, `The role was removed from ${user.email} in ${at.tenant.name}.`);
     },
 
     /** POST /console/users/disable → disableUser */
