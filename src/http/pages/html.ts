@@ -85,6 +85,8 @@ main { max-width: 28rem; margin: 4rem auto; padding: 2rem; background: #fff; bor
 a, a:visited { color: var(--accent); }
 .brand { margin: 0 0 .5rem; color: var(--muted); font-size: .9rem; letter-spacing: .02em; }
 h1 { margin: 0 0 1.25rem; font-size: 1.4rem; }
+/* a title, a crumb or an address may be one long word (an e-mail address): it breaks rather than widen the page */
+h1, h2, .crumbs li, .account strong { overflow-wrap: anywhere; min-width: 0; }
 label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
 input[type=email], input[type=password], input[type=text] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 input:focus, button:focus, a:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
@@ -95,6 +97,8 @@ button.secondary { color: var(--accent); background: #fff; border: 1px solid var
 .usercode { font-size: 1.3rem; letter-spacing: .08em; }
 .error { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #fdf2f2; }
 .hint { color: var(--muted); font-size: .9rem; }
+/* a field's hint sits under it, close to it */
+:is(input, select, textarea, .inline, .copyable) + .hint { margin-top: .35rem; }
 .qr svg { width: 12rem; height: 12rem; display: block; margin: .5rem 0; }
 code, .codes, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 /* recovery codes (16 characters): the second column's numbers sit in the gap, so two columns only where both fit whole */
@@ -204,14 +208,17 @@ a.button.danger { background: var(--bad); }
 .inline-form label { margin: 0; }
 .inline-form button { margin: 0; }
 /* a row's own form in a table (a label's name and value): label beside field, the button under the fields */
-td .inline-form { display: grid; grid-template-columns: max-content minmax(0, 12rem); gap: .35rem .6rem; align-items: center; }
+td .inline-form { display: grid; grid-template-columns: max-content 10rem; gap: .35rem .6rem; align-items: center; }
 td .inline-form input[type=text] { width: 100%; }
 td .inline-form label { font-weight: 400; }
 td .inline-form button { grid-column: 2; justify-self: start; }
+.row-forms { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .5rem; white-space: normal; }
+.row-forms > form { margin: 0; }
 /* times and numbers typed in forms (the audit filters, a role's end, support access's end) */
 input[type=datetime-local], input[type=number] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
-details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
+details > summary { margin: 0; padding: .4rem 0; cursor: pointer; color: var(--accent); font-weight: 600; }
+details[open] > summary { margin-bottom: .5rem; border-bottom: 1px solid var(--line); }
 @media (max-width: 32rem) {
   .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
   .tenant-facts dd { margin-bottom: .6rem; }
