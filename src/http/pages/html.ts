@@ -109,8 +109,8 @@ main.wide { max-width: 76rem; }
 .bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
 .crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
-/* the last crumb is where the person acts (the tenant, or the list of them): in ink, bold */
-.crumbs li:last-child a { color: var(--ink); font-weight: 600; }
+/* in a tenant's pages the last crumb is the tenant the person acts in: in ink, bold */
+.crumbs.in-tenant li:last-child a { color: var(--ink); font-weight: 600; }
 .sections ul { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; list-style: none; margin: -.5rem 0 1.25rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
 .sections a { display: inline-block; padding: .25rem 0; text-decoration: none; }
 .sections a[aria-current=page] { color: var(--ink); font-weight: 600; border-bottom: 3px solid var(--accent); }
