@@ -6,20 +6,17 @@
 // photographed at 1280 and 390 px: test-artifacts/<engine>-console-sso-*.png; on a phone nothing
 // is wider than the screen. No page breaks its Content-Security-Policy or throws.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { RunningClock } from '../helpers/browser.js';
-import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
+import { atPhoneWidth, DESKTOP, drawnWidth, enrolThroughLink, RunningClock, screenshots, watchedPage } from '../helpers/browser.js';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { freePort } from '../helpers/cli.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
-import { PASSWORD, setupLink } from '../helpers/pages.js';
+import { setupLink } from '../helpers/pages.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -33,6 +30,7 @@ for (const engine of transportEngines()) {
     let page: Page;
     let tenant: string;
     const problems: string[] = [];
+    let link = '';
 
     before(async () => {
       const port = await freePort();
@@ -44,11 +42,10 @@ for (const engine of transportEngines()) {
       });
       base = await listen(t, port);
       [idp, browser] = await Promise.all([startTestIdp({ host: 'localhost' }), launchChromium()]);
-      mkdirSync(ARTIFACTS, { recursive: true });
       tenant = await createTenant(t, '1', { name: 'Corp' });
-      context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      page = await watched(context);
-      await page.goto(base + (await setupLink(t, 'it-admin@corp-it.test', { tenant, roles: [ROLE_IDS.Administrator] })));
+      context = await browser.newContext({ viewport: DESKTOP });
+      page = await watchedPage(context, problems);
+      link = base + (await setupLink(t, 'it-admin@corp-it.test', { tenant, roles: [ROLE_IDS.Administrator] }));
     });
     after(async () => {
       await browser?.close();
@@ -56,36 +53,22 @@ for (const engine of transportEngines()) {
       await t?.close();
     });
 
-    async function watched(ctx: BrowserContext): Promise<Page> {
-      const p = await ctx.newPage();
-      p.on('console', (m) => {
-        if (/Content Security Policy|Trusted Type/i.test(m.text())) problems.push(m.text());
-      });
-      p.on('pageerror', (err) => problems.push(err.message));
-      return p;
-    }
+    const screenshot = screenshots(`${engine}-console-sso-`);
 
     /** axe-core, then screenshots at 1280 and 390 px; on the phone nothing is wider than the screen. */
     async function checked(p: Page, name: string): Promise<void> {
       await assertAccessible(p, name);
-      await p.screenshot({ path: join(ARTIFACTS, `${engine}-console-sso-${name}-1280.png`), fullPage: true });
-      const size = p.viewportSize();
-      await p.setViewportSize({ width: 390, height: 844 });
-      await p.screenshot({ path: join(ARTIFACTS, `${engine}-console-sso-${name}-390.png`), fullPage: true });
-      const wide = (await p.evaluate('document.documentElement.scrollWidth')) as number;
-      assert.ok(wide <= 390, `${name}: the page is ${wide} px wide on a 390 px phone`);
-      await assertAccessible(p, `${name} at 390 px`);
-      if (size) await p.setViewportSize(size);
+      await screenshot(p, `${name}-1280`);
+      await atPhoneWidth(p, async () => {
+        await screenshot(p, `${name}-390`);
+        const wide = await drawnWidth(p);
+        assert.ok(wide <= 390, `${name}: the page is ${wide} px wide on a 390 px phone`);
+        await assertAccessible(p, `${name} at 390 px`);
+      });
     }
 
     it('sign in as the Administrator', async () => {
-      await page.getByLabel('New password').fill(PASSWORD);
-      await page.getByLabel('The same password again').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      const key = (await page.locator('code').innerText()).replace(/\s/g, '');
-      await page.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
-      await page.getByRole('button', { name: 'Confirm' }).click();
-      await page.getByRole('link', { name: /continue/ }).click();
+      await enrolThroughLink(t, page, link);
       await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
     });
 

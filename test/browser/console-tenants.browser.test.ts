@@ -5,17 +5,15 @@
 // 390 px nothing is wider than the screen; no script error and no CSP violation. Screenshots at
 // 1280 and 390 px: test-artifacts/console-tenants-*.png.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
+import { DESKTOP, drawnWidth, enrolThroughLink, PHONE, screenshots, watchedPage } from '../helpers/browser.js';
+import { launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { listen } from '../helpers/listen.js';
-import { PASSWORD, setupLink } from '../helpers/pages.js';
+import { setupLink } from '../helpers/pages.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
 describe('the tenant pages in a browser', { skip }, () => {
@@ -31,25 +29,12 @@ describe('the tenant pages in a browser', { skip }, () => {
     t = await startTestApp({ engine: 'pglite' });
     base = await listen(t);
     browser = await launchChromium();
-    mkdirSync(ARTIFACTS, { recursive: true });
     partner = await createTenant(t, '1', { name: 'Acme Partners', isPartner: true });
     retail = await createTenant(t, partner, { name: 'Acme Retail', environments: ['echo', 'pilot'], labels: [{ name: 'tier', value: 'gold' }] });
     await createTenant(t, partner, { name: 'Acme Wholesale' });
     await createTenant(t, partner, { name: 'Bravo Shops', environments: ['pilot'] });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (/Content Security Policy|Trusted Type/i.test(m.text())) problems.push(m.text());
-    });
-    page.on('pageerror', (err) => problems.push(err.message));
-    await page.goto(base + (await setupLink(t, 'partner-admin@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] })));
-    await page.getByLabel('New password').fill(PASSWORD);
-    await page.getByLabel('The same password again').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const key = (await page.locator('code').innerText()).replace(/\s/g, '');
-    await page.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
-    await page.getByRole('button', { name: 'Confirm' }).click();
-    await page.getByRole('link', { name: /continue/ }).click();
+    page = await watchedPage(await browser.newContext({ viewport: DESKTOP }), problems);
+    await enrolThroughLink(t, page, base + (await setupLink(t, 'partner-admin@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] })));
     await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
   });
   after(async () => {
@@ -57,7 +42,8 @@ describe('the tenant pages in a browser', { skip }, () => {
     await t?.close();
   });
 
-  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `console-tenants-${name}.png`), fullPage: true });
+  const screenshot = screenshots('console-tenants-');
+  const shot = (name: string) => screenshot(page, name);
   /** axe-core, and a screenshot at 1280 px */
   async function check(name: string) {
     await assertAccessible(page, name);
@@ -161,7 +147,7 @@ describe('the tenant pages in a browser', { skip }, () => {
   });
 
   it('on a phone (390 px) nothing is wider than the screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setViewportSize(PHONE);
     const pages: [string, string][] = [
       ['partner', `/console/tenant?tenant=${partner}`],
       ['search', `/console/tenants?tenant=${partner}&name=acme%25`],
@@ -173,12 +159,12 @@ describe('the tenant pages in a browser', { skip }, () => {
     ];
     for (const [name, path] of pages) {
       await page.goto(base + path);
-      const width = await page.evaluate('document.documentElement.scrollWidth');
-      assert.ok((width as number) <= 390, `${name}: ${width} px wide`);
+      const width = await drawnWidth(page);
+      assert.ok(width <= 390, `${name}: ${width} px wide`);
       await assertAccessible(page, `${name} at 390 px`);
       await shot(`390-${name}`);
     }
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.setViewportSize(DESKTOP);
   });
 
   it('no script error and no CSP violation on any page', () => {

@@ -7,15 +7,14 @@
 // wider than the screen; no script error and no CSP violation. Screenshots at 1280 and 390 px:
 // test-artifacts/<engine>-users-*.png.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
+import { atPhoneWidth, DESKTOP, enrolThroughLink, fitsWidth, PHONE, screenshots, watchedPage } from '../helpers/browser.js';
+import { launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { PASSWORD, setupLink } from '../helpers/pages.js';
@@ -38,10 +37,9 @@ for (const engine of transportEngines()) {
       t = await startTestApp({ engine });
       base = await listen(t);
       browser = await launchChromium();
-      mkdirSync(ARTIFACTS, { recursive: true });
       const partner = await createTenant(t, '1', { name: 'Acme Partners', isPartner: true });
       await createTenant(t, partner, { name: 'Acme Retail' });
-      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const ctx = await browser.newContext({ viewport: DESKTOP });
       await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
       admin = await watched(ctx);
       await enrol(admin, base + (await setupLink(t, 'admin@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] })));
@@ -51,29 +49,9 @@ for (const engine of transportEngines()) {
       await t?.close();
     });
 
-    async function watched(ctx: BrowserContext): Promise<Page> {
-      const p = await ctx.newPage();
-      p.on('console', (m) => {
-        if (/Content Security Policy|Trusted Type/i.test(m.text())) problems.push(m.text());
-      });
-      p.on('pageerror', (err) => problems.push(err.message));
-      return p;
-    }
-
+    const watched = (ctx: BrowserContext) => watchedPage(ctx, problems);
     /** Sets an account up through its link; the authenticator key. */
-    async function enrol(p: Page, link: string): Promise<string> {
-      await p.goto(link);
-      await p.getByLabel('New password').fill(PASSWORD);
-      await p.getByLabel('The same password again').fill(PASSWORD);
-      await p.getByRole('button', { name: 'Continue' }).click();
-      await p.getByRole('heading', { name: 'Set up your authenticator' }).waitFor();
-      const key = (await p.locator('code').innerText()).replace(/\s/g, '');
-      await p.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
-      await p.getByRole('button', { name: 'Confirm' }).click();
-      await p.getByRole('link', { name: /continue/ }).click();
-      await p.getByText('Signed in as').waitFor();
-      return key;
-    }
+    const enrol = (p: Page, link: string) => enrolThroughLink(t, p, link);
 
     /** Signs in from /login with a password and a fresh code. */
     async function signIn(p: Page, email: string, password: string, key: string): Promise<void> {
@@ -89,13 +67,13 @@ for (const engine of transportEngines()) {
     }
 
     /** Screenshots at 1280 and 390 px (nothing wider than a phone's screen), then back. */
+    const screenshot = screenshots(`${engine}-users-`);
     async function shots(p: Page, name: string): Promise<void> {
-      await p.screenshot({ path: join(ARTIFACTS, `${engine}-users-${name}.png`), fullPage: true });
-      const size = p.viewportSize() ?? { width: 1280, height: 800 };
-      await p.setViewportSize({ width: 390, height: 844 });
-      await p.screenshot({ path: join(ARTIFACTS, `${engine}-users-${name}-390.png`), fullPage: true });
-      assert.ok(await p.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), `${name} fits 390 px`);
-      await p.setViewportSize(size);
+      await screenshot(p, name);
+      await atPhoneWidth(p, async () => {
+        await screenshot(p, `${name}-390`);
+        assert.ok(await fitsWidth(p), `${name} fits 390 px`);
+      });
     }
 
     it('an Administrator invites a user: the set-up link is shown once and copies', async () => {
@@ -126,7 +104,7 @@ for (const engine of transportEngines()) {
     });
 
     it('the user enrols through the link', async () => {
-      person = await watched(await browser.newContext({ viewport: { width: 1280, height: 800 } }));
+      person = await watched(await browser.newContext({ viewport: DESKTOP }));
       // the link names the service's configured address; the test's server listens elsewhere
       const link = new URL(setupUrl);
       personKey = await enrol(person, base + link.pathname + link.search);
@@ -175,7 +153,7 @@ for (const engine of transportEngines()) {
       await person.getByText('Your password was changed, and every other session of yours was signed out.', { exact: false }).waitFor();
 
       // another browser, with the new password
-      const other = await watched(await browser.newContext({ viewport: { width: 390, height: 844 } }));
+      const other = await watched(await browser.newContext({ viewport: PHONE }));
       await signIn(other, 'person@acme.test', NEW_PASSWORD, personKey);
       await person.reload();
       await person.getByRole('rowheader', { name: /Another browser/ }).waitFor();

@@ -7,18 +7,16 @@
 // in view; no script error and no Content-Security-Policy violation on any page. Screenshots:
 // test-artifacts/<engine>-console-*.png.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { ARTIFACTS, launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
+import { DESKTOP, enrolThroughLink, fitsWidth, PHONE, screenshots, watchedPage } from '../helpers/browser.js';
+import { launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
-import { PASSWORD, setupLink } from '../helpers/pages.js';
+import { setupLink } from '../helpers/pages.js';
 import { createTenant } from '../helpers/tenants.js';
 
 for (const engine of transportEngines()) {
@@ -31,18 +29,18 @@ for (const engine of transportEngines()) {
     const problems: string[] = [];
     let clientId = '';
     let secret = '';
+    let link = '';
 
     before(async () => {
       t = await startTestApp({ engine });
       base = await listen(t);
       browser = await launchChromium();
-      mkdirSync(ARTIFACTS, { recursive: true });
       const partner = await createTenant(t, '1', { name: 'Acme Partners', isPartner: true });
       await createTenant(t, partner, { name: 'Acme Retail' });
-      context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      context = await browser.newContext({ viewport: DESKTOP });
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
       page = await watched(context);
-      await page.goto(base + (await setupLink(t, 'console@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] })));
+      link = base + (await setupLink(t, 'console@acme.test', { tenant: partner, roles: [ROLE_IDS.Administrator] }));
     });
     after(async () => {
       await browser?.close();
@@ -50,18 +48,12 @@ for (const engine of transportEngines()) {
     });
 
     /** A new page whose CSP violations and script errors are collected. */
-    async function watched(ctx: BrowserContext): Promise<Page> {
-      const p = await ctx.newPage();
-      p.on('console', (m) => {
-        if (/Content Security Policy|Trusted Type/i.test(m.text())) problems.push(m.text());
-      });
-      p.on('pageerror', (err) => problems.push(err.message));
-      return p;
-    }
+    const watched = (ctx: BrowserContext) => watchedPage(ctx, problems);
+    const screenshot = screenshots(`${engine}-console-`);
     /** A screenshot for a person to look at, and axe-core's check of the page as drawn (it runs
      *  as a script in the page: not where scripts are off, whose page was checked with them on). */
     const shot = async (p: Page, name: string, opts: { scripts: boolean } = { scripts: true }) => {
-      await p.screenshot({ path: join(ARTIFACTS, `${engine}-console-${name}.png`), fullPage: true });
+      await screenshot(p, name);
       if (opts.scripts) await assertAccessible(p, name);
     };
     const tokenStatus = async (id: string, s: string) =>
@@ -77,13 +69,7 @@ for (const engine of transportEngines()) {
       ).status;
 
     it('sign in, then pick the tenant', async () => {
-      await page.getByLabel('New password').fill(PASSWORD);
-      await page.getByLabel('The same password again').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      const key = (await page.locator('code').innerText()).replace(/\s/g, '');
-      await page.getByLabel('Code the app now shows').fill(totpCodeAt(key, t.clock.now()));
-      await page.getByRole('button', { name: 'Confirm' }).click();
-      await page.getByRole('link', { name: /continue/ }).click();
+      await enrolThroughLink(t, page, link);
 
       await page.getByRole('heading', { name: 'Your tenants' }).waitFor();
       assert.equal(new URL(page.url()).pathname, '/console');
@@ -221,11 +207,11 @@ for (const engine of transportEngines()) {
     });
 
     it('on a phone: nothing wider than the screen, each client stacked with its actions in view', async () => {
-      const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      const phone = await browser.newContext({ viewport: PHONE });
       await phone.addCookies(await context.cookies());
       const p = await watched(phone);
       // strings run in the page (these tests are compiled without the DOM's types)
-      const fits = async () => p.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth');
+      const fits = () => fitsWidth(p);
       await p.goto(`${base}/console`);
       assert.ok(await fits(), 'the tenants');
       await shot(p, 'phone-1-tenants');

@@ -5,14 +5,14 @@
 // and `gatehouse login` (the real CLI, a child process) completed through the IdP.
 // Screenshots: test-artifacts/<engine>-sso-*.png.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { freshPage, RunningClock } from '../helpers/browser.js';
-import { ARTIFACTS, launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
+import { freshPage, RunningClock, screenshots } from '../helpers/browser.js';
+import { launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll } from '../helpers/cli.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -47,7 +47,6 @@ for (const engine of transportEngines()) {
       // the IdP on another site (localhost, the service on 127.0.0.1): its POST to the ACS is cross-site, as in
       // production, so the SameSite=Lax session cookie does not come with it
       [idp, browser] = await Promise.all([startTestIdp({ host: 'localhost' }), launchChromium()]);
-      mkdirSync(ARTIFACTS, { recursive: true });
       tenant = await createTenant(t, '1', { name: 'Corp' });
     });
     after(async () => {
@@ -63,7 +62,7 @@ for (const engine of transportEngines()) {
       assert.equal(res.body.errors, undefined, res.text);
       return res.body.data;
     };
-    const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${engine}-sso-${name}.png`), fullPage: true });
+    const shot = screenshots(`${engine}-sso-`);
 
     /** /login in a fresh browser, the address typed: the page that follows. */
     async function typeAddress(email: string): Promise<Page> {

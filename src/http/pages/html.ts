@@ -85,6 +85,8 @@ main { max-width: 28rem; margin: 4rem auto; padding: 2rem; background: #fff; bor
 a, a:visited { color: var(--accent); }
 .brand { margin: 0 0 .5rem; color: var(--muted); font-size: .9rem; letter-spacing: .02em; }
 h1 { margin: 0 0 1.25rem; font-size: 1.4rem; }
+/* a title, a crumb or an address may be one long word (an e-mail address): it breaks rather than widen the page */
+h1, h2, .crumbs li, .account strong { overflow-wrap: anywhere; min-width: 0; }
 label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
 input[type=email], input[type=password], input[type=text] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 input:focus, button:focus, a:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
@@ -95,23 +97,29 @@ button.secondary { color: var(--accent); background: #fff; border: 1px solid var
 .usercode { font-size: 1.3rem; letter-spacing: .08em; }
 .error { color: var(--bad); border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #fdf2f2; }
 .hint { color: var(--muted); font-size: .9rem; }
+/* a field's hint sits under it, close to it */
+:is(input, select, textarea, .inline, .copyable) + .hint { margin-top: .35rem; }
 .qr svg { width: 12rem; height: 12rem; display: block; margin: .5rem 0; }
 code, .codes, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 /* recovery codes (16 characters): the second column's numbers sit in the gap, so two columns only where both fit whole */
 .codes { columns: 2 16ch; column-gap: 5ch; margin: 1rem 0; padding-left: 4ch; font-size: .95rem; }
 .codes li { white-space: nowrap; break-inside: avoid; }
-main.wide { max-width: 64rem; }
+main.wide { max-width: 76rem; }
 .wide a:focus-visible, select:focus, input[type=checkbox]:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
 .bar { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: baseline; gap: .5rem 1.5rem; margin: 0 0 1.25rem; padding-bottom: .75rem; border-bottom: 1px solid var(--line); font-size: .95rem; }
 .crumbs { display: flex; flex-wrap: wrap; list-style: none; margin: 0; padding: 0; }
 .crumbs li + li::before { content: "›"; margin: 0 .5rem; color: var(--muted); }
+/* in a tenant's pages the last crumb is the tenant the person acts in: in ink, bold */
+.crumbs.in-tenant li:last-child a { color: var(--ink); font-weight: 600; }
 .sections ul { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; list-style: none; margin: -.5rem 0 1.25rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
 .sections a { display: inline-block; padding: .25rem 0; text-decoration: none; }
 .sections a[aria-current=page] { color: var(--ink); font-weight: 600; border-bottom: 3px solid var(--accent); }
 .account { display: flex; flex-wrap: wrap; align-items: baseline; gap: .25rem 1rem; margin: 0; color: var(--muted); }
-.scroll { position: relative; overflow-x: auto; margin: 1rem 0; }
+.scroll { position: relative; overflow-x: auto; margin: .75rem 0 1.5rem; }
 table { width: 100%; border-collapse: collapse; font-size: .95rem; }
 caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
+td time { white-space: nowrap; }
+td:has(> .details) { min-width: 18rem; }
 th, td { text-align: left; vertical-align: top; padding: .55rem 1rem .55rem 0; border-bottom: 1px solid var(--line); }
 thead th { color: var(--muted); font-size: .85rem; white-space: nowrap; border-bottom: 2px solid var(--line); }
 td code { font-size: .9rem; }
@@ -178,7 +186,9 @@ summary { cursor: pointer; font-weight: 600; padding: .25rem 0; }
 summary:focus-visible { outline: 3px solid #1f4fd1; outline-offset: 2px; }
 details ol { padding-left: 1.25rem; }
 section { margin-top: 2rem; }
-h2 { font-size: 1.15rem; margin: 0 0 .5rem; }
+/* a heading opens a part of the page: space above it, less below (tables and forms follow it) */
+h2 { font-size: 1.15rem; margin: 2rem 0 .75rem; }
+section > h2:first-child, h1 + h2 { margin-top: 0; }
 a.danger-link, a.danger-link:visited { color: var(--bad); }
 .cert-check { margin: .75rem 0; padding-top: .5rem; border-top: 1px solid var(--line); }
 .cert-check dd code { font-size: .8rem; }
@@ -197,10 +207,18 @@ a.button.danger { background: var(--bad); }
 .inline-form input[type=text] { width: 10rem; min-width: 0; }
 .inline-form label { margin: 0; }
 .inline-form button { margin: 0; }
+/* a row's own form in a table (a label's name and value): label beside field, the button under the fields */
+td .inline-form { display: grid; grid-template-columns: max-content 10rem; gap: .35rem .6rem; align-items: center; }
+td .inline-form input[type=text] { width: 100%; }
+td .inline-form label { font-weight: 400; }
+td .inline-form button { grid-column: 2; justify-self: start; }
+.row-forms { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .5rem; white-space: normal; }
+.row-forms > form { margin: 0; }
 /* times and numbers typed in forms (the audit filters, a role's end, support access's end) */
 input[type=datetime-local], input[type=number] { display: block; width: 100%; max-width: 16rem; padding: .55rem .7rem; font: inherit; border: 1px solid #8a919b; border-radius: 6px; }
 textarea:focus, select:focus { outline: 3px solid #1f4fd1; outline-offset: 2px; }
-details > summary { margin: 1rem 0 .25rem; cursor: pointer; color: var(--accent); font-weight: 600; }
+details > summary { margin: 0; padding: .4rem 0; cursor: pointer; color: var(--accent); font-weight: 600; }
+details[open] > summary { margin-bottom: .5rem; border-bottom: 1px solid var(--line); }
 @media (max-width: 32rem) {
   .tenant-facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
   .tenant-facts dd { margin-bottom: .6rem; }

@@ -46,7 +46,7 @@ export interface Place {
 export function consoleNav(session: Session, email: string, place: Place = {}): Html {
   const { tenant, ancestors = [], sections = [], current } = place;
   return html`<div class="bar">
-<nav aria-label="Breadcrumb"><ol class="crumbs"><li><a href="${CONSOLE_PATH}">Your tenants</a></li>${ancestors.map(
+<nav aria-label="Breadcrumb"><ol class="${tenant ? 'crumbs in-tenant' : 'crumbs'}"><li><a href="${CONSOLE_PATH}">Your tenants</a></li>${ancestors.map(
     (a) => html`<li><a href="${tenantHomePath(a.id)}">${a.name}</a></li>`,
   )}${tenant ? html`<li><a href="${tenantHomePath(tenant.id)}">${tenant.name}</a></li>` : ''}</ol></nav>
 <form class="account" method="post" action="/logout">${csrfField(session)}<span>Signed in as <strong>${email}</strong></span> <a href="${ACCOUNT_PATH}">Your account</a> <button type="submit" class="link">Sign out</button></form>

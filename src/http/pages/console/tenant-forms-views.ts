@@ -191,11 +191,11 @@ export function labelsPage(o: {
       o.owners.get(l.ownerPartnerTenantId) ?? `tenant ${l.ownerPartnerTenantId}`
     }</td><td data-label="Changed">${when(l.updatedAt)}</td><td class="row-actions">${
       editable
-        ? html`${mine.action === 'update' || mine.action === 'delete' ? alert(o.problem) : ''}<form class="inline-form" method="post" action="${TENANT_LABELS_PATH}">${hidden(o.session, t.id, 'update')}<input type="hidden" name="label" value="${l.id}">
+        ? html`${mine.action === 'update' || mine.action === 'delete' ? alert(o.problem) : ''}<div class="row-forms"><form class="inline-form" method="post" action="${TENANT_LABELS_PATH}">${hidden(o.session, t.id, 'update')}<input type="hidden" name="label" value="${l.id}">
 <label for="${`name-${l.id}`}">Name<span class="visually-hidden"> of label ${l.name}</span></label><input id="${`name-${l.id}`}" name="name" type="text" required maxlength="100" value="${mine.name ?? l.name}">
 <label for="${`value-${l.id}`}">Value<span class="visually-hidden"> of label ${l.name}</span></label><input id="${`value-${l.id}`}" name="value" type="text" maxlength="1000" value="${mine.value ?? l.value ?? ''}">
 <button type="submit">Save<span class="visually-hidden"> label ${l.name}</span></button></form>
-<form method="post" action="${TENANT_LABELS_PATH}">${hidden(o.session, t.id, 'delete')}<input type="hidden" name="label" value="${l.id}"><button type="submit" class="danger">Delete<span class="visually-hidden"> label ${l.name}</span></button></form>`
+<form method="post" action="${TENANT_LABELS_PATH}">${hidden(o.session, t.id, 'delete')}<input type="hidden" name="label" value="${l.id}"><button type="submit" class="danger">Delete<span class="visually-hidden"> label ${l.name}</span></button></form></div>`
         : l.restricted
           ? 'Restricted: nobody can change it.'
           : 'Owned by a partner your roles do not let you label for.'

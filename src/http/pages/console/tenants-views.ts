@@ -60,43 +60,40 @@ export function supportOf(t: Tenant, active: boolean): Html {
 
 export function environmentTable(envs: Environment[]): Html {
   if (envs.length === 0) return html`<p>Not enabled in any environment.</p>`;
-  return html`<table class="stack">
-<caption>Environments</caption>
+  return html`<div class="scroll"><table class="stack" aria-labelledby="environments-heading">
 <thead><tr><th scope="col">Environment</th><th scope="col">Enabled</th><th scope="col">Last changed</th></tr></thead>
 <tbody>${envs.map(
     (e) =>
       html`<tr><th scope="row">${e.name}</th><td data-label="Enabled">${yesNo(e.enabled)}</td><td data-label="Last changed">${when(e.updatedAt)}</td></tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table></div>`;
 }
 
 export function labelTable(labels: TenantLabel[], owners: Map<string, string>): Html {
   if (labels.length === 0) return html`<p>No labels.</p>`;
-  return html`<table class="stack">
-<caption>Labels</caption>
+  return html`<div class="scroll"><table class="stack" aria-labelledby="labels-heading">
 <thead><tr><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Owner</th></tr></thead>
 <tbody>${labels.map(
     (l) =>
       html`<tr><th scope="row">${l.name}${l.restricted ? ' (restricted)' : ''}</th><td data-label="Value">${l.value ?? ''}</td><td data-label="Owner">${
         owners.get(l.ownerPartnerTenantId) ?? `tenant ${l.ownerPartnerTenantId}`
       }</td></tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table></div>`;
 }
 
 export function subscriptionTable(assigned: AssignedSubscription[]): Html {
   if (assigned.length === 0) return html`<p>No subscriptions.</p>`;
-  return html`<table class="stack">
-<caption>Subscriptions</caption>
+  return html`<div class="scroll"><table class="stack" aria-labelledby="subscriptions-heading">
 <thead><tr><th scope="col">Subscription</th><th scope="col">Service</th><th scope="col">Partner</th></tr></thead>
 <tbody>${assigned.map(
     (a) =>
       html`<tr><th scope="row">${a.subscription.name}${a.subscription.retiredAt ? ' (retired)' : ''}</th><td data-label="Service">${a.service.name}</td><td data-label="Partner">${a.subscription.partnerTenantId}</td></tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table></div>`;
 }
 
 /** A list of tenants: name (a link to its page), id, kind, state, creation. */
 export function tenantTable(tenants: Tenant[], caption: string): Html {
   return html`<div class="scroll"><table class="stack">
-<caption>${caption}</caption>
+<caption class="visually-hidden">${caption}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
 <tbody>${tenants.map(
     (t) =>
@@ -139,7 +136,7 @@ export function overview(o: {
       o.parent ? html`, under <a href="${tenantHomePath(o.parent.id)}">${o.parent.name}</a>` : ''
     }.</p>
 <nav aria-label="Actions on this tenant"><ul class="actions-list">${actions}</ul></nav>
-<h2>Facts</h2>
+<h2 id="facts-heading">Facts</h2>
 <dl class="facts tenant-facts">
 <dt>State</dt><dd>${stateOf(t)}</dd>
 <dt>Expiry</dt><dd>${expiryOf(t, o.disablesAt, o.now)}</dd>
@@ -151,11 +148,11 @@ export function overview(o: {
 <dt>Created</dt><dd>${when(t.createdAt)}</dd>
 <dt>Last changed</dt><dd>${when(t.updatedAt)}</dd>
 </dl>
-<h2>Environments</h2>
+<h2 id="environments-heading">Environments</h2>
 ${environmentTable(o.envs)}
-<h2>Labels</h2>
+<h2 id="labels-heading">Labels</h2>
 ${labelTable(o.labels, o.owners)}
-<h2>Subscriptions</h2>
+<h2 id="subscriptions-heading">Subscriptions</h2>
 ${subscriptionTable(o.assigned)}
 ${
   kids
