@@ -150,8 +150,8 @@ export function ssoPages(c: ConsoleKit) {
           domains: lines(values.domains),
           testers: lines(values.testers),
         });
-        await c.leaveNotice(t, `Connection ${made.name} created. Now give your identity provider the values below.`);
-        return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, made.id, '#sp-values'), 303);
+        const notice = `Connection ${made.name} created. Now give your identity provider the values below.`;
+        return await c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, made.id, '#sp-values'));
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         return c.show(reply, problem.status, newConnectionForm({ session: t.session, tenant: t.tenant, values, problem }), {
@@ -236,8 +236,7 @@ export function ssoPages(c: ConsoleKit) {
           problem: { of, problem, typed: kind.startsWith('add') || kind === 'name' ? value : undefined },
         });
       }
-      await c.leaveNotice(t, notice);
-      return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
+      return c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id));
     }),
 
     /** POST /console/sso/refresh: refreshSSOConnectionMetadata */
@@ -250,8 +249,7 @@ export function ssoPages(c: ConsoleKit) {
         const conn = await services.sso.get(t.caller, id);
         return showPage(reply, problem.status, t, conn, { problem: { of: 'refresh', problem } });
       }
-      await c.leaveNotice(t, 'The metadata was read again.');
-      return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
+      return c.done(reply, t, 'The metadata was read again.', connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id));
     }),
 
     /** POST /console/sso/test (tenant, connection): a test sign-in, in the new tab its form opened
@@ -288,8 +286,8 @@ export function ssoPages(c: ConsoleKit) {
     /** POST /console/sso/delete: deleteSSOConnection */
     delete: c.form(async (t, form, req, reply) => {
       const deleted = await services.sso.delete(t.caller, text(form.connection) ?? '');
-      await c.leaveNotice(t, `Connection ${deleted.name} was deleted. People of ${deleted.domains.join(', ')} sign in with a password again.`);
-      return reply.redirect(ssoListPath(t.tenant.id), 303);
+      const notice = `Connection ${deleted.name} was deleted. People of ${deleted.domains.join(', ')} sign in with a password again.`;
+      return c.done(reply, t, notice, ssoListPath(t.tenant.id));
     }),
   };
 }
