@@ -12,6 +12,7 @@ import { AppError, ForbiddenError } from '../../../errors.js';
 import { checkTenantId, TENANT_ID_PATTERN } from '../../../ids.js';
 import type { Session } from '../../../sessions/model.js';
 import type { Tenant } from '../../../tenants/model.js';
+import type { PageOptions } from '../html.js';
 import type { Form, PageKit } from '../page-kit.js';
 import { consoleNav, problemPage, type Place, type Section, type View } from './layout.js';
 import { CONSOLE_PATH, SECTIONS, tenantHomePath, query } from './paths.js';
@@ -80,21 +81,18 @@ export function consoleKit(kit: PageKit) {
     }));
   }
 
-  /** Sends a console page: under the header, in the tenant (and section) it acts in. */
+  /** Sends a console page: under the header, in the tenant (and section) it acts in; with the
+   *  page options of the shell (html.ts) beyond the console's own (its wide column, its header):
+   *  the scripts it loads, the address the browser goes on to by itself. */
   function show(
     reply: FastifyReply,
     status: number,
     view: View,
-    where: { who: Viewer; in?: InTenant | undefined; section?: string; scripts?: string[] },
+    where: { who: Viewer; in?: InTenant | undefined; section?: string } & Pick<PageOptions, 'scripts' | 'refreshTo'>,
   ): FastifyReply {
-    const place: Place = where.in
-      ? { tenant: where.in.tenant, ancestors: where.in.ancestors, sections: sections(where.in), current: where.section }
-      : {};
-    return kit.send(reply, status, view.title, view.body, {
-      wide: true,
-      nav: consoleNav(where.who.session, where.who.email, place),
-      ...(where.scripts ? { scripts: where.scripts } : {}),
-    });
+    const { who, in: t, section, ...options } = where;
+    const place: Place = t ? { tenant: t.tenant, ancestors: t.ancestors, sections: sections(t), current: section } : {};
+    return kit.send(reply, status, view.title, view.body, { wide: true, nav: consoleNav(who.session, who.email, place), ...options });
   }
 
   /** For an error page: the signed-in person, if the failure left them readable (a failing

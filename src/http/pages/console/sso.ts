@@ -12,7 +12,6 @@ import type { SamlConfigurationInput, UpdateSsoConnectionInput } from '../../../
 import type { SsoConnection, SsoConnectionStatus } from '../../../sso/model.js';
 import { checkConnectionName, STATUSES } from '../../../sso/model.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
-import { page } from '../html.js';
 import { type ConsoleKit, type InTenant, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
 import type { Problem } from './problems.js';
@@ -262,10 +261,8 @@ export function ssoPages(c: ConsoleKit) {
       const conn = await services.sso.get(t.caller, text(form.connection) ?? '');
       const started = await services.ssoSignIn.startTest(conn.id, t.session);
       if (started.kind === 'refused') throw badInput(started.message, { field: 'test' });
-      return reply
-        .code(200)
-        .type('text/html; charset=utf-8')
-        .send(page('Test sign-in', testHop(conn, started.url), { vendor: c.vendor, refreshTo: started.url }));
+      const view = { title: 'Test sign-in', body: testHop(conn, started.url) };
+      return c.show(reply, 200, view, { who: t, in: t, section, refreshTo: started.url });
     }),
 
     /** GET /console/sso/test?tenant=…&connection=…: a test starts from the connection page's form
