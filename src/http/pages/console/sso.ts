@@ -45,7 +45,7 @@ function samlOf(v: IdpValues, c: SsoConnection, checkOnly = false): SamlConfigur
 }
 
 /** The connection's name checked as the service checks it (sso/model.ts), its refusal under a
- *  field of its own: the console's words for a credential's name (problems.ts) do not fit it. */
+ *  field of its own: the console's words for a credential's name (credentials-problems.ts) do not fit it. */
 function connectionName(raw: string): string {
   try {
     return checkConnectionName(raw);
