@@ -54,11 +54,12 @@ export function accountPages(c: ConsoleKit) {
         c.attemptOf(req),
       );
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'password');
-      await c.leaveNotice(
+      return c.done(
+        reply,
         who,
         'Your password was changed, and every other session of yours was signed out. Use the new password from your next sign-in.',
+        ACCOUNT_PATH,
       );
-      return reply.redirect(ACCOUNT_PATH, 303);
     },
 
     /** POST /console/account/authenticator → SignInService.beginReenrolment (the new key shown) */
@@ -92,11 +93,12 @@ export function accountPages(c: ConsoleKit) {
       }
       // the service took the pending key out of the session: the notice goes in beside what is left
       const { reenrol: _done, ...state } = who.session.state;
-      await c.leaveNotice(
+      return c.done(
+        reply,
         { ...who, session: { ...who.session, state } },
         'Your authenticator was replaced, and every other session of yours was signed out: sign in with codes from the new one.',
+        ACCOUNT_PATH,
       );
-      return reply.redirect(ACCOUNT_PATH, 303);
     },
 
     /** POST /console/account/recovery-codes → SignInService.renewRecoveryCodes (shown once) */
@@ -114,8 +116,8 @@ export function accountPages(c: ConsoleKit) {
       const who = await c.poster(req, reply);
       if (!who) return reply;
       const ended = await services.sessions.endOthers(who.session, { id: who.principal.id, tenantId: who.principal.tenantId });
-      await c.leaveNotice(who, ended === 1 ? 'You were signed out of 1 other session.' : `You were signed out of ${ended} other sessions.`);
-      return reply.redirect(ACCOUNT_PATH, 303);
+      const notice = ended === 1 ? 'You were signed out of 1 other session.' : `You were signed out of ${ended} other sessions.`;
+      return c.done(reply, who, notice, ACCOUNT_PATH);
     },
   };
 }

@@ -2,7 +2,6 @@
 // filters of the auditEvents query (from, to, actor, action, outcome, tenant) and its cursor
 // pagination, through the same AuditService.list as the GraphQL resolver. Bad filters show the
 // form again with what was wrong (400), and no events.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditTrail, type AuditFilterValues } from './audit-views.js';
 import { formTime } from './form-times.js';
 import { type ConsoleKit, PER_PAGE, queryOf, text } from './kit.js';
@@ -17,11 +16,8 @@ function timeOf(raw: string, field: 'from' | 'to'): Date | undefined {
 export function auditPages(c: ConsoleKit) {
   return {
     /** GET /console/audit?tenant=…&from=…&to=…&actor=…&action=…&outcome=…&in=…&after=… */
-    async trail(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    trail: c.page(async (t, req, reply) => {
       const q = queryOf(req);
-      const t = await c.inTenant(req, who, q.tenant);
       const values: AuditFilterValues = {
         from: text(q.from)?.trim() ?? '',
         to: text(q.to)?.trim() ?? '',
@@ -44,11 +40,11 @@ export function auditPages(c: ConsoleKit) {
           after,
           first: PER_PAGE,
         });
-        return c.show(reply, 200, auditTrail({ tenant: t.tenant, values, page, after }), { who, in: t, section: 'audit' });
+        return c.show(reply, 200, auditTrail({ tenant: t.tenant, values, page, after }), { who: t, in: t, section: 'audit' });
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
-        return c.show(reply, problem.status, auditTrail({ tenant: t.tenant, values, problem, after }), { who, in: t, section: 'audit' });
+        return c.show(reply, problem.status, auditTrail({ tenant: t.tenant, values, problem, after }), { who: t, in: t, section: 'audit' });
       }
-    },
+    }),
   };
 }

@@ -23,7 +23,7 @@ import {
   rotateForm,
   secretShown,
 } from './credentials-views.js';
-import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
+import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, listPath } from './paths.js';
 
 /** The handlers of a tenant's credentials (routes.ts registers them). */
@@ -73,24 +73,17 @@ export function credentialPages(c: ConsoleKit) {
         roleNames: (c) => roleNames(c, t.now),
         notice,
       });
-      return c.show(reply, 200, view, { who, in: t, section });
+      return c.show(reply, 200, view, { who: t, in: t, section });
     },
 
     /** GET /console/credentials/new?tenant=… */
-    async newForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    newForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'clients.create', t.now);
-      return c.show(reply, 200, createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), { who, in: t, section });
-    },
+      return c.show(reply, 200, createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), { who: t, in: t, section });
+    }),
 
     /** POST /console/credentials/new */
-    async create(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    create: c.form(async (t, form, req, reply) => {
       const name = text(form.name) ?? '';
       const roles = Object.entries(form)
         .filter(([k, v]) => k.startsWith(ROLE_FIELD_PREFIX) && typeof v === 'string')
@@ -99,30 +92,23 @@ export function credentialPages(c: ConsoleKit) {
         if (roles.length === 0) throw badInput('Choose at least one role for the credential.', { field: 'roles' });
         const made = await services.credentials.createClient(t.caller, { name, roles });
         const view = secretShown({ tenant: t.tenant, client: made.client, secret: made.clientSecret, heading: 'Credential created', rotated: false });
-        return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+        return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const view = createForm({ session: t.session, tenant: t.tenant, grantable: grantable(t), values: { name, roles }, problem });
-        return c.show(reply, problem.status, view, { who, in: t, section });
+        return c.show(reply, problem.status, view, { who: t, in: t, section });
       }
-    },
+    }),
 
     /** GET /console/credentials/rotate?tenant=…&client=… */
-    async rotateForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    rotateForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'clients.rotate', t.now);
       const client = await clientOf(t, queryOf(req).client);
-      return c.show(reply, 200, rotateForm({ session: t.session, tenant: t.tenant, client }), { who, in: t, section });
-    },
+      return c.show(reply, 200, rotateForm({ session: t.session, tenant: t.tenant, client }), { who: t, in: t, section });
+    }),
 
     /** POST /console/credentials/rotate */
-    async rotate(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    rotate: c.form(async (t, form, req, reply) => {
       const grace = text(form.grace);
       try {
         const rotated = await services.credentials.rotateClientSecret(t.caller, {
@@ -139,32 +125,29 @@ export function credentialPages(c: ConsoleKit) {
           rotated: true,
           oldSecretUntil,
         });
-        return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+        return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const client = await clientOf(t, form.client);
-        return c.show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem, grace }), { who, in: t, section });
+        return c.show(reply, problem.status, rotateForm({ session: t.session, tenant: t.tenant, client, problem, grace }), {
+          who: t,
+          in: t,
+          section,
+        });
       }
-    },
+    }),
 
     /** GET /console/credentials/force-rotate?tenant=…&client=… */
-    async forceRotateForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    forceRotateForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'clients.forceRotate', t.now);
       const client = await clientOf(t, queryOf(req).client);
       // the form is not offered to whom the rotation would refuse the new secret
       assertMayTakeOver(t.caller, client, t.now);
-      return c.show(reply, 200, forceRotateConfirmation({ session: t.session, tenant: t.tenant, client }), { who, in: t, section });
-    },
+      return c.show(reply, 200, forceRotateConfirmation({ session: t.session, tenant: t.tenant, client }), { who: t, in: t, section });
+    }),
 
     /** POST /console/credentials/force-rotate */
-    async forceRotate(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    forceRotate: c.form(async (t, form, req, reply) => {
       const rotated = await services.credentials.forceRotateClientSecret(t.caller, { id: text(form.client) ?? '' });
       const view = secretShown({
         tenant: t.tenant,
@@ -174,29 +157,22 @@ export function credentialPages(c: ConsoleKit) {
         rotated: true,
         forced: true,
       });
-      return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
-    },
+      return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+    }),
 
     /** GET /console/credentials/delete?tenant=…&client=… */
-    async deleteForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    deleteForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'clients.delete', t.now);
       const client = await clientOf(t, queryOf(req).client);
       const view = deleteConfirmation({ session: t.session, tenant: t.tenant, client, roleNames: roleNames(client, t.now) });
-      return c.show(reply, 200, view, { who, in: t, section });
-    },
+      return c.show(reply, 200, view, { who: t, in: t, section });
+    }),
 
     /** POST /console/credentials/delete */
-    async delete(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    delete: c.form(async (t, form, req, reply) => {
       const deleted = await services.credentials.deleteClient(t.caller, { id: text(form.client) ?? '' });
       const notice = `Client ${deleted.name} (${deleted.clientId}) was deleted. Its secrets no longer work.`;
       return c.done(reply, t, notice, listPath(t.tenant.id));
-    },
+    }),
   };
 }

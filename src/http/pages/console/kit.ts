@@ -1,9 +1,10 @@
 // What every family of console pages shares (credentials.ts, and the others in this folder): who
 // the signed-in person is and the principal they act as, the tenant a page acts in (refused alike
-// whether it does not exist or is out of reach), the page shell with the console's header, and
-// the one error page. The signed-in user acts as the principal its token would be, through the
-// same services as the GraphQL resolvers: the same authorization, the same rules. The rights a
-// page checks itself only decide which links and forms to show.
+// whether it does not exist or is out of reach), the page shell with the console's header, the
+// one error page, and the two shapes of a handler in one tenant: page() (GET, the tenant named in
+// the query) and form() (POST, named in the form). The signed-in user acts as the principal its
+// token would be, through the same services as the GraphQL resolvers: the same authorization, the
+// same rules. The rights a page checks itself only decide which links and forms to show.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { can } from '../../../access/policy.js';
 import type { Caller, Principal } from '../../../access/principal.js';
@@ -11,6 +12,7 @@ import { AppError, ForbiddenError } from '../../../errors.js';
 import { checkTenantId, TENANT_ID_PATTERN } from '../../../ids.js';
 import type { Session } from '../../../sessions/model.js';
 import type { Tenant } from '../../../tenants/model.js';
+import type { PageOptions } from '../html.js';
 import type { Form, PageKit } from '../page-kit.js';
 import { consoleNav, problemPage, type Place, type Section, type View } from './layout.js';
 import { CONSOLE_PATH, SECTIONS, tenantHomePath, query } from './paths.js';
@@ -60,6 +62,9 @@ const FORM_ERRORS = new Set(['BAD_USER_INPUT', 'CONFLICT']);
 
 export type ConsoleKit = ReturnType<typeof consoleKit>;
 
+/** A route's handler, as page() and form() make them. */
+export type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
 export function consoleKit(kit: PageKit) {
   const { services } = kit;
 
@@ -76,21 +81,18 @@ export function consoleKit(kit: PageKit) {
     }));
   }
 
-  /** Sends a console page: under the header, in the tenant (and section) it acts in. */
+  /** Sends a console page: under the header, in the tenant (and section) it acts in; with the
+   *  page options of the shell (html.ts) beyond the console's own (its wide column, its header):
+   *  the scripts it loads, the address the browser goes on to by itself. */
   function show(
     reply: FastifyReply,
     status: number,
     view: View,
-    where: { who: Viewer; in?: InTenant | undefined; section?: string; scripts?: string[] },
+    where: { who: Viewer; in?: InTenant | undefined; section?: string } & Pick<PageOptions, 'scripts' | 'refreshTo'>,
   ): FastifyReply {
-    const place: Place = where.in
-      ? { tenant: where.in.tenant, ancestors: where.in.ancestors, sections: sections(where.in), current: where.section }
-      : {};
-    return kit.send(reply, status, view.title, view.body, {
-      wide: true,
-      nav: consoleNav(where.who.session, where.who.email, place),
-      ...(where.scripts ? { scripts: where.scripts } : {}),
-    });
+    const { who, in: t, section, ...options } = where;
+    const place: Place = t ? { tenant: t.tenant, ancestors: t.ancestors, sections: sections(t), current: section } : {};
+    return kit.send(reply, status, view.title, view.body, { wide: true, nav: consoleNav(who.session, who.email, place), ...options });
   }
 
   /** For an error page: the signed-in person, if the failure left them readable (a failing
@@ -112,6 +114,66 @@ export function consoleKit(kit: PageKit) {
     if (!session.userId) return undefined;
     const [user, principal] = await Promise.all([services.signIn.signedInUser(session), services.signIn.signedInPrincipal(session)]);
     return user && principal ? { session, email: user.email, principal: { ...principal, request: { id: req.id, address: req.ip } } } : undefined;
+  }
+
+  /** The viewer of a page; else the way to sign in (and back here) was sent. */
+  async function viewer(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+    const session = await kit.sessionOf(req);
+    const who = session && (await identify(session, req));
+    if (!who) reply.redirect(loginPath(req.url), 303);
+    else known.set(req, { who });
+    return who;
+  }
+
+  /** The viewer who posted a form with the session's CSRF token; else the refusal was sent. */
+  async function poster(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
+    const session = await kit.formSession(req, reply);
+    if (!session) return undefined;
+    const who = await identify(session, req);
+    if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
+    else known.set(req, { who });
+    return who;
+  }
+
+  /** The tenant a page acts in: refused (403) alike whether it does not exist or the viewer's roles do not reach it. */
+  async function inTenant(req: FastifyRequest, who: Viewer, raw: unknown): Promise<InTenant> {
+    const id = checkTenantId(text(raw) ?? '', 'tenant');
+    let caller: Caller;
+    let tenant: Tenant;
+    try {
+      caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
+      tenant = await services.tenants.visibleTenant(who.principal, id);
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
+      throw err;
+    }
+    known.set(req, { who, tenant, caller });
+    // the line above it (TenantScope.path: '1.5.23.'), as far as the viewer sees it
+    const above = tenant.path.split('.').filter((a) => a !== '' && a !== tenant.id);
+    const ancestors = await Promise.all(above.map((a) => services.tenants.visibleTenant(who.principal, a).catch(unseen)));
+    return { ...who, caller, tenant, now: services.clock.now(), ancestors: ancestors.filter((a) => a !== undefined) };
+  }
+
+  /** A GET page of the tenant its query names (`tenant`): `handler` runs once the viewer is signed
+   *  in (else they were sent to sign in) and may act in that tenant (else it is refused). */
+  function page(handler: (t: InTenant, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler {
+    return async (req, reply) => {
+      const who = await viewer(req, reply);
+      if (!who) return reply;
+      return handler(await inTenant(req, who, queryOf(req).tenant), req, reply);
+    };
+  }
+
+  /** A POST form of the tenant it names (`tenant`): `handler` runs once the form came with the
+   *  session's CSRF token from a signed-in viewer (else the refusal was sent) who may act in that
+   *  tenant (else it is refused). */
+  function form(handler: (t: InTenant, form: Form, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler {
+    return async (req, reply) => {
+      const who = await poster(req, reply);
+      if (!who) return reply;
+      const posted = formOf(req);
+      return handler(await inTenant(req, who, posted.tenant), posted, req, reply);
+    };
   }
 
   return {
@@ -158,43 +220,11 @@ export function consoleKit(kit: PageKit) {
       });
     },
 
-    /** The viewer of a page; else the way to sign in (and back here) was sent. */
-    async viewer(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
-      const session = await kit.sessionOf(req);
-      const who = session && (await identify(session, req));
-      if (!who) reply.redirect(loginPath(req.url), 303);
-      else known.set(req, { who });
-      return who;
-    },
-
-    /** The viewer who posted a form with the session's CSRF token; else the refusal was sent. */
-    async poster(req: FastifyRequest, reply: FastifyReply): Promise<Viewer | undefined> {
-      const session = await kit.formSession(req, reply);
-      if (!session) return undefined;
-      const who = await identify(session, req);
-      if (!who) reply.redirect(loginPath(CONSOLE_PATH), 303);
-      else known.set(req, { who });
-      return who;
-    },
-
-    /** The tenant a page acts in: refused (403) alike whether it does not exist or the viewer's roles do not reach it. */
-    async inTenant(req: FastifyRequest, who: Viewer, raw: unknown): Promise<InTenant> {
-      const id = checkTenantId(text(raw) ?? '', 'tenant');
-      let caller: Caller;
-      let tenant: Tenant;
-      try {
-        caller = { principal: who.principal, tenant: await services.tenants.actingTenant(who.principal, id) };
-        tenant = await services.tenants.visibleTenant(who.principal, id);
-      } catch (err) {
-        if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) throw tenantNotVisible(id);
-        throw err;
-      }
-      known.set(req, { who, tenant, caller });
-      // the line above it (TenantScope.path: '1.5.23.'), as far as the viewer sees it
-      const above = tenant.path.split('.').filter((a) => a !== '' && a !== tenant.id);
-      const ancestors = await Promise.all(above.map((a) => services.tenants.visibleTenant(who.principal, a).catch(unseen)));
-      return { ...who, caller, tenant, now: services.clock.now(), ancestors: ancestors.filter((a) => a !== undefined) };
-    },
+    viewer,
+    poster,
+    inTenant,
+    page,
+    form,
 
     /** The notice the last action left in the session (shown once), taken out of it. Taken in
      *  the database, not from the copy this request read: of two tabs loading at once, one shows

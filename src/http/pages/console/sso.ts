@@ -12,8 +12,7 @@ import type { SamlConfigurationInput, UpdateSsoConnectionInput } from '../../../
 import type { SsoConnection, SsoConnectionStatus } from '../../../sso/model.js';
 import { checkConnectionName, STATUSES } from '../../../sso/model.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
-import { page } from '../html.js';
-import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
+import { type ConsoleKit, type InTenant, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
 import type { Problem } from './problems.js';
 import { type ConnectionPageParts, connectionList, connectionPage, deleteConfirmation, testHop } from './sso-views.js';
@@ -46,7 +45,7 @@ function samlOf(v: IdpValues, c: SsoConnection, checkOnly = false): SamlConfigur
 }
 
 /** The connection's name checked as the service checks it (sso/model.ts), its refusal under a
- *  field of its own: the console's words for a credential's name (problems.ts) do not fit it. */
+ *  field of its own: the console's words for a credential's name (credentials-problems.ts) do not fit it. */
 function connectionName(raw: string): string {
   try {
     return checkConnectionName(raw);
@@ -91,7 +90,6 @@ export function ssoPages(c: ConsoleKit) {
   const showPage = async (
     reply: FastifyReply,
     status: number,
-    who: Viewer,
     t: InTenant,
     conn: SsoConnection,
     o: {
@@ -99,7 +97,7 @@ export function ssoPages(c: ConsoleKit) {
       problem?: ConnectionPageParts['problem'];
     } = {},
   ) => {
-    const notice = status === 200 && !o.idp?.checked ? await c.takeNotice(who) : undefined;
+    const notice = status === 200 && !o.idp?.checked ? await c.takeNotice(t) : undefined;
     const idp = idpForm({
       session: t.session,
       tenant: t.tenant,
@@ -119,7 +117,7 @@ export function ssoPages(c: ConsoleKit) {
       notice,
       parts: { idp, ...(o.problem ? { problem: o.problem } : {}) },
     });
-    return c.show(reply, status, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+    return c.show(reply, status, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
   };
 
   return {
@@ -132,24 +130,17 @@ export function ssoPages(c: ConsoleKit) {
       const t = await c.inTenant(req, who, q.tenant);
       const connections = await services.sso.list(t.caller);
       const notice = await c.takeNotice(who);
-      return c.show(reply, 200, connectionList({ tenant: t.tenant, connections, now: t.now, notice }), { who, in: t, section });
+      return c.show(reply, 200, connectionList({ tenant: t.tenant, connections, now: t.now, notice }), { who: t, in: t, section });
     },
 
     /** GET /console/sso/new?tenant=…: the wizard's first step */
-    async newForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    newForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'sso.manage', t.now);
-      return c.show(reply, 200, newConnectionForm({ session: t.session, tenant: t.tenant }), { who, in: t, section });
-    },
+      return c.show(reply, 200, newConnectionForm({ session: t.session, tenant: t.tenant }), { who: t, in: t, section });
+    }),
 
     /** POST /console/sso/new: createSSOConnection, then on to the connection's page */
-    async create(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    create: c.form(async (t, form, req, reply) => {
       const values: NewValues = { name: text(form.name) ?? '', domains: text(form.domains) ?? '', testers: text(form.testers) ?? '' };
       try {
         const made = await services.sso.create(t.caller, {
@@ -158,48 +149,41 @@ export function ssoPages(c: ConsoleKit) {
           domains: lines(values.domains),
           testers: lines(values.testers),
         });
-        await c.leaveNotice(t, `Connection ${made.name} created. Now give your identity provider the values below.`);
-        return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, made.id, '#sp-values'), 303);
+        const notice = `Connection ${made.name} created. Now give your identity provider the values below.`;
+        return await c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, made.id, '#sp-values'));
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
-        return c.show(reply, problem.status, newConnectionForm({ session: t.session, tenant: t.tenant, values, problem }), { who, in: t, section });
+        return c.show(reply, problem.status, newConnectionForm({ session: t.session, tenant: t.tenant, values, problem }), {
+          who: t,
+          in: t,
+          section,
+        });
       }
-    },
+    }),
 
     /** GET /console/sso/connection?tenant=…&connection=…: a connection (and the wizard's later steps) */
-    async connection(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    connection: c.page(async (t, req, reply) => {
       const q = queryOf(req);
-      const t = await c.inTenant(req, who, q.tenant);
       const conn = await services.sso.get(t.caller, text(q.connection) ?? '');
-      return showPage(reply, 200, who, t, conn);
-    },
+      return showPage(reply, 200, t, conn);
+    }),
 
     /** POST /console/sso/check: the live check (getSSOConnectionConfig); nothing is saved */
-    async check(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    check: c.form(async (t, form, req, reply) => {
       const values = idpValues(form);
       const conn = await services.sso.get(t.caller, text(form.connection) ?? '');
       try {
         const saml = samlOf(values, conn, true);
         const checked = await services.sso.inspect(t.caller, saml.metadataURL ?? null, saml.metadataURL ? null : (saml.signingCert ?? null));
-        return showPage(reply, 200, who, t, conn, { idp: { values, checked } });
+        return showPage(reply, 200, t, conn, { idp: { values, checked } });
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
-        return showPage(reply, problem.status, who, t, conn, { idp: { values, problem } });
+        return showPage(reply, problem.status, t, conn, { idp: { values, problem } });
       }
-    },
+    }),
 
     /** POST /console/sso/edit: one change (updateSSOConnection): the IdP's side, a domain, a tester, the status */
-    async edit(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    edit: c.form(async (t, form, req, reply) => {
       const id = text(form.connection) ?? '';
       const kind = text(form.change) ?? '';
       const value = (text(form.value) ?? '').trim();
@@ -245,33 +229,27 @@ export function ssoPages(c: ConsoleKit) {
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const conn = await services.sso.get(t.caller, id);
-        if (kind === 'idp') return showPage(reply, problem.status, who, t, conn, { idp: { values, problem } });
+        if (kind === 'idp') return showPage(reply, problem.status, t, conn, { idp: { values, problem } });
         const of = PART_OF[kind] ?? 'status';
-        return showPage(reply, problem.status, who, t, conn, {
+        return showPage(reply, problem.status, t, conn, {
           problem: { of, problem, typed: kind.startsWith('add') || kind === 'name' ? value : undefined },
         });
       }
-      await c.leaveNotice(t, notice);
-      return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
-    },
+      return c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id));
+    }),
 
     /** POST /console/sso/refresh: refreshSSOConnectionMetadata */
-    async refresh(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    refresh: c.form(async (t, form, req, reply) => {
       const id = text(form.connection) ?? '';
       try {
         await services.sso.refreshMetadata(t.caller, id);
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const conn = await services.sso.get(t.caller, id);
-        return showPage(reply, problem.status, who, t, conn, { problem: { of: 'refresh', problem } });
+        return showPage(reply, problem.status, t, conn, { problem: { of: 'refresh', problem } });
       }
-      await c.leaveNotice(t, 'The metadata was read again.');
-      return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id), 303);
-    },
+      return c.done(reply, t, 'The metadata was read again.', connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id));
+    }),
 
     /** POST /console/sso/test (tenant, connection): a test sign-in, in the new tab its form opened
      *  (target=_blank). It opens a SAML request of 10 minutes, a change: a form with the session's
@@ -279,50 +257,34 @@ export function ssoPages(c: ConsoleKit) {
      *  goes on to the IdP by itself (a meta refresh, no script), the link there if it does not: a
      *  redirect from a form's POST to another site would break form-action 'self'. The ACS shows
      *  what it received and signs nobody in. */
-    async test(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    test: c.form(async (t, form, req, reply) => {
       const conn = await services.sso.get(t.caller, text(form.connection) ?? '');
       const started = await services.ssoSignIn.startTest(conn.id, t.session);
       if (started.kind === 'refused') throw badInput(started.message, { field: 'test' });
-      return reply
-        .code(200)
-        .type('text/html; charset=utf-8')
-        .send(page('Test sign-in', testHop(conn, started.url), { vendor: c.vendor, refreshTo: started.url }));
-    },
+      const view = { title: 'Test sign-in', body: testHop(conn, started.url) };
+      return c.show(reply, 200, view, { who: t, in: t, section, refreshTo: started.url });
+    }),
 
     /** GET /console/sso/test?tenant=…&connection=…: a test starts from the connection page's form
      *  (a POST); a link or an old bookmark is sent to that page, where whoever may see it finds the button. */
-    async testByLink(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    testByLink: c.page(async (t, req, reply) => {
       const q = queryOf(req);
-      const t = await c.inTenant(req, who, q.tenant);
       const conn = await services.sso.get(t.caller, text(q.connection) ?? '');
       return reply.redirect(connectionPath(SSO_CONNECTION_PATH, t.tenant.id, conn.id, '#test'), 303);
-    },
+    }),
 
     /** GET /console/sso/delete?tenant=…&connection=… */
-    async deleteForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    deleteForm: c.page(async (t, req, reply) => {
       const q = queryOf(req);
-      const t = await c.inTenant(req, who, q.tenant);
       const conn = await services.sso.get(t.caller, text(q.connection) ?? '');
-      return c.show(reply, 200, deleteConfirmation({ session: t.session, tenant: t.tenant, c: conn }), { who, in: t, section });
-    },
+      return c.show(reply, 200, deleteConfirmation({ session: t.session, tenant: t.tenant, c: conn }), { who: t, in: t, section });
+    }),
 
     /** POST /console/sso/delete: deleteSSOConnection */
-    async delete(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    delete: c.form(async (t, form, req, reply) => {
       const deleted = await services.sso.delete(t.caller, text(form.connection) ?? '');
-      await c.leaveNotice(t, `Connection ${deleted.name} was deleted. People of ${deleted.domains.join(', ')} sign in with a password again.`);
-      return reply.redirect(ssoListPath(t.tenant.id), 303);
-    },
+      const notice = `Connection ${deleted.name} was deleted. People of ${deleted.domains.join(', ')} sign in with a password again.`;
+      return c.done(reply, t, notice, ssoListPath(t.tenant.id));
+    }),
   };
 }

@@ -6,7 +6,7 @@
 // unassignSubscription), /offerings (a partner's createService, createPartnerSubscription,
 // retirePartnerSubscription). Success redirects (303) with a notice; a failure the form can
 // correct shows it again with what was entered; any other is the error page.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { assertCan, can, supportActive } from '../../../access/policy.js';
 import { ROOT_TENANT_ID } from '../../../access/roles.js';
 import { badInput } from '../../../errors.js';
@@ -18,7 +18,7 @@ import type { TenantUpdateInput } from '../../../tenants/service.js';
 import { html } from '../html.js';
 import type { Form } from '../page-kit.js';
 import { formTime } from './form-times.js';
-import { type ConsoleKit, formOf, type InTenant, queryOf, text, type Viewer } from './kit.js';
+import { type ConsoleKit, type InTenant, text } from './kit.js';
 import { noticeOf, type View } from './layout.js';
 import { TENANT_LABELS_PATH, TENANT_OFFERINGS_PATH, TENANT_SUBSCRIPTIONS_PATH, tenantHomePath, tenantPage } from './paths.js';
 import { notInThisTenant, type Problem } from './problems.js';
@@ -56,9 +56,9 @@ export function tenantForms(c: ConsoleKit) {
   const section = 'tenant';
 
   /** Sends a page with the notice the last change left, if any. */
-  async function withNotice(reply: FastifyReply, who: Viewer, t: InTenant, view: View, status = 200) {
-    const notice = await c.takeNotice(who);
-    return c.show(reply, status, { title: view.title, body: html`${noticeOf(notice)}${view.body}` }, { who, in: t, section });
+  async function withNotice(reply: FastifyReply, t: InTenant, view: View) {
+    const notice = await c.takeNotice(t);
+    return c.show(reply, 200, { title: view.title, body: html`${noticeOf(notice)}${view.body}` }, { who: t, in: t, section });
   }
 
   // A page acts in its one tenant, while the label and subscription services accept any of a
@@ -171,34 +171,22 @@ export function tenantForms(c: ConsoleKit) {
     });
   }
 
-  /** A GET page of the acting tenant. */
-  const page =
-    (view: (t: InTenant) => View | Promise<View>) =>
-    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
-      return withNotice(reply, who, t, await view(t));
-    };
+  /** A GET page of the acting tenant, with the notice the last change left. */
+  const page = (view: (t: InTenant) => View | Promise<View>) => c.page(async (t, _req, reply) => withNotice(reply, t, await view(t)));
 
   /** A POST form of the acting tenant: `change` does it and redirects; a correctable failure shows `again`. */
-  const post =
-    (
-      change: (t: InTenant, form: Form, reply: FastifyReply) => Promise<FastifyReply>,
-      again: (t: InTenant, values: Values, problem: Problem) => View | Promise<View>,
-    ) =>
-    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+  const post = (
+    change: (t: InTenant, form: Form, reply: FastifyReply) => Promise<FastifyReply>,
+    again: (t: InTenant, values: Values, problem: Problem) => View | Promise<View>,
+  ) =>
+    c.form(async (t, form, req, reply) => {
       try {
         return await change(t, form, reply);
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
-        return c.show(reply, problem.status, await again(t, valuesOf(form), problem), { who, in: t, section });
+        return c.show(reply, problem.status, await again(t, valuesOf(form), problem), { who: t, in: t, section });
       }
-    };
+    });
 
   return {
     /** GET /console/tenant/new?tenant=…: a new tenant under this partner */

@@ -25,7 +25,7 @@ import type { User } from '../../../users/model.js';
 import type { UserQuery } from '../../../users/service.js';
 import type { UserStatusFilter } from '../../../users/store.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
-import { type ConsoleKit, formOf, type InTenant, PER_PAGE, pageNumber, queryOf, text, type Viewer } from './kit.js';
+import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
 import { CONSOLE_PATH, USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
 import {
   deleteUserConfirmation,
@@ -168,9 +168,9 @@ export function userPages(c: ConsoleKit) {
    * with X-Tenant-Context: the right to manage users and to give the role there, and that it is
    * the user's home tenant or below it.
    */
-  async function actingIn(req: FastifyRequest, who: Viewer, t: InTenant, raw: string): Promise<InTenant> {
+  async function actingIn(req: FastifyRequest, t: InTenant, raw: string): Promise<InTenant> {
     if (raw === '' || raw === t.tenant.id) return t;
-    return c.inTenant(req, who, checkTenantId(raw, 'in'));
+    return c.inTenant(req, t, checkTenantId(raw, 'in'));
   }
 
   return {
@@ -185,7 +185,7 @@ export function userPages(c: ConsoleKit) {
       const filters = filtersOf(q);
       // one more than shown: whether there is a next page
       const found = await services.users.list(t.caller, { ...filterQuery(filters, t.now), page, perPage: PER_PAGE + 1 });
-      const notice = await c.takeNotice(who);
+      const notice = await c.takeNotice(t);
       const view = userList({
         tenant: t.tenant,
         users: found.slice(0, PER_PAGE),
@@ -197,24 +197,17 @@ export function userPages(c: ConsoleKit) {
         roleNames: (u) => heldRoleNames(u.roleAssignments, t.now),
         notice,
       });
-      return c.show(reply, 200, view, { who, in: t, section });
+      return c.show(reply, 200, view, { who: t, in: t, section });
     },
 
     /** GET /console/users/invite?tenant=… → createUser (its form) */
-    async inviteForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    inviteForm: c.page(async (t, req, reply) => {
       assertCan(t.principal, t.caller.tenant, 'users.manage', t.now);
-      return c.show(reply, 200, inviteForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), { who, in: t, section });
-    },
+      return c.show(reply, 200, inviteForm({ session: t.session, tenant: t.tenant, grantable: grantable(t) }), { who: t, in: t, section });
+    }),
 
     /** POST /console/users/invite → createUser */
-    async invite(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    invite: c.form(async (t, form, req, reply) => {
       const values = { email: text(form.email) ?? '', displayName: text(form.display_name) ?? '', role: text(form.role) ?? '' };
       try {
         const made = await services.users.create(t.caller, {
@@ -230,33 +223,26 @@ export function userPages(c: ConsoleKit) {
           heading: 'User invited',
           reset: false,
         });
-        return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+        return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
         const view = inviteForm({ session: t.session, tenant: t.tenant, grantable: grantable(t), values, problem });
-        return c.show(reply, problem.status, view, { who, in: t, section });
+        return c.show(reply, problem.status, view, { who: t, in: t, section });
       }
-    },
+    }),
 
     /** GET /console/users/user?tenant=…&user=… → user */
-    async user(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    user: c.page(async (t, req, reply) => {
       const user = await ownUser(t, queryOf(req).user);
-      return showUser(reply, t, user, { notice: await c.takeNotice(who) });
-    },
+      return showUser(reply, t, user, { notice: await c.takeNotice(t) });
+    }),
 
     /** POST /console/users/roles → assignUserRole */
-    async assignRole(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    assignRole: c.form(async (t, form, req, reply) => {
       const values = { role: text(form.role) ?? '', expires: text(form.expires)?.trim() ?? '', in: text(form.in)?.trim() ?? '' };
       const target = await managedUser(t, form.user);
       try {
-        const at = await actingIn(req, who, t, values.in);
+        const at = await actingIn(req, t, values.in);
         const user = await services.users.assignRole(at.caller, {
           userId: target.id,
           roleId: values.role,
@@ -270,49 +256,33 @@ export function userPages(c: ConsoleKit) {
         // a refused change wrote nothing: the user is as read before it
         return showUser(reply, t, target, { problem, values });
       }
-    },
+    }),
 
     /** POST /console/users/roles/remove → removeUserRole */
-    async removeRole(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    removeRole: c.form(async (t, form, req, reply) => {
       const target = await managedUser(t, form.user);
       // acting in the assignment's tenant (`in`), as removeUserRole does in X-Tenant-Context's
-      const at = await actingIn(req, who, t, text(form.in)?.trim() ?? '');
+      const at = await actingIn(req, t, text(form.in)?.trim() ?? '');
       const user = await services.users.removeRole(at.caller, { userId: target.id, assignmentId: text(form.assignment) ?? '' });
       return done(reply, t, user, `The role was removed from ${user.email} in ${at.tenant.name}.`);
-    },
+    }),
 
     /** POST /console/users/disable → disableUser */
-    async disable(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    disable: c.form(async (t, form, req, reply) => {
       const target = await managedUser(t, form.user);
       const user = await services.users.setDisabled(t.caller, target.id, true);
       return done(reply, t, user, `${user.email} is disabled: their sessions and tokens stopped working.`);
-    },
+    }),
 
     /** POST /console/users/enable → enableUser */
-    async enable(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    enable: c.form(async (t, form, req, reply) => {
       const target = await managedUser(t, form.user);
       const user = await services.users.setDisabled(t.caller, target.id, false);
       return done(reply, t, user, `${user.email} is enabled: they can sign in again.`);
-    },
+    }),
 
     /** POST /console/users/reset → resetUserSignIn (the new set-up link shown once) */
-    async reset(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    reset: c.form(async (t, form, req, reply) => {
       const target = await managedUser(t, form.user);
       const made = await services.users.resetSignIn(t.caller, target.id);
       const view = setupLinkShown({
@@ -323,28 +293,21 @@ export function userPages(c: ConsoleKit) {
         heading: 'Sign-in reset',
         reset: true,
       });
-      return c.show(reply, 200, view, { who, in: t, section, scripts: [COPY_SCRIPT_PATH] });
-    },
+      return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+    }),
 
     /** GET /console/users/delete?tenant=…&user=… → deleteUser (its confirmation) */
-    async deleteForm(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const t = await c.inTenant(req, who, queryOf(req).tenant);
+    deleteForm: c.page(async (t, req, reply) => {
       const user = await managedUser(t, queryOf(req).user);
       const view = deleteUserConfirmation({ session: t.session, tenant: t.tenant, user, roleNames: heldRoleNames(user.roleAssignments, t.now) });
-      return c.show(reply, 200, view, { who, in: t, section });
-    },
+      return c.show(reply, 200, view, { who: t, in: t, section });
+    }),
 
     /** POST /console/users/delete → deleteUser */
-    async delete(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.poster(req, reply);
-      if (!who) return reply;
-      const form = formOf(req);
-      const t = await c.inTenant(req, who, form.tenant);
+    delete: c.form(async (t, form, req, reply) => {
       const target = await managedUser(t, form.user);
       const deleted = await services.users.delete(t.caller, target.id);
       return c.done(reply, t, `${deleted.email} was deleted. They can no longer sign in.`, usersPath(t.tenant.id));
-    },
+    }),
   };
 }
