@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
+import { hashSecret } from '../../src/credentials/secret.js';
 import { hashRecoveryCode } from '../../src/users/recovery-codes.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
@@ -118,6 +119,23 @@ for (const engine of engines()) {
       assert.equal(await count(t, sql`select count(*)::int as n from audit_events where tenant_id = ${tenant} and action = 'client.created'`), 1);
     });
 
+    it('30 new clients of different names at once: the hourly creation limit holds, the rest told when to try again', async () => {
+      const tenant = await createTenant(t, partner, { name: 'Burst' });
+      const form = await admin.get(`/console/credentials/new?tenant=${tenant}`);
+      const answers = await atOnce(30, (i) =>
+        admin.post('/console/credentials/new', { _csrf: admin.csrf(form), tenant, name: `Burst ${i}`, [`role_${Analyst}`]: Analyst }),
+      );
+      noServerError(answers);
+      const limit = t.config.clientCreateLimit;
+      assert.deepEqual(tally(answers), { 200: limit, 429: 30 - limit });
+      for (const a of answers.filter((a) => a.status === 429)) {
+        refusedInWords(a, 429, `At most ${limit} clients may be created per tenant per hour, and Burst has reached that.`);
+        assert.match(String(a.headers['retry-after']), /^\d+$/);
+      }
+      assert.equal(await count(t, sql`select count(*)::int as n from clients where tenant_id = ${tenant}`), limit);
+      assert.equal(await count(t, sql`select count(*)::int as n from client_creations where tenant_id = ${tenant}`), limit);
+    });
+
     it('one client deleted 20 times at once: one "deleted", 19 pages saying it is not found; its secrets all end', async () => {
       const tenant = await createTenant(t, partner, { name: 'Deletions' });
       const seeded = await createClient(t, await t.rootToken(), 'Doomed', { tenant, roles: [Analyst] });
@@ -179,6 +197,32 @@ for (const engine of engines()) {
         await count(t, sql`select count(*)::int as n from audit_events where target_id = ${seeded.id} and action = 'client.secret_rotated'`),
         2,
       );
+    });
+
+    it('a secret force-rotated 20 times at once: one current secret, and of the 20 shown exactly one works', async () => {
+      const tenant = await createTenant(t, partner, { name: 'Leaked' });
+      const seeded = await createClient(t, await t.rootToken(), 'Leaky', { tenant, roles: [Analyst] });
+      const form = await admin.get(`/console/credentials/force-rotate?tenant=${tenant}&client=${seeded.clientId}`);
+      assert.equal(form.status, 200, form.text.slice(0, 400));
+      const answers = await atOnce(20, () =>
+        admin.post('/console/credentials/force-rotate', { _csrf: admin.csrf(form), tenant, client: seeded.clientId }),
+      );
+      noServerError(answers);
+      // each is a force rotation in turn (every earlier secret ends): the last one's secret is the one
+      assert.deepEqual(tally(answers), { 200: 20 });
+      assert.deepEqual(await secretsOf(seeded.id), { all: 21, current: 1, inGrace: 0 });
+      // (read in the database: trying 19 dead secrets at the token endpoint would meet its guessing throttle)
+      const current = await t.db.kysely
+        .selectFrom('client_secrets')
+        .select('secret_hash')
+        .where('client_id', '=', seeded.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      const shown = answers.map((a) => shownSecret(a).secret);
+      const live = shown.filter((secret) => hashSecret(secret).equals(Buffer.from(current.secret_hash)));
+      assert.equal(live.length, 1);
+      assert.equal(await tokenStatus(seeded.clientId, live[0]!), 200);
+      assert.equal(await tokenStatus(seeded.clientId, seeded.secret), 401);
     });
 
     it('rotations and deletions of one client at once: one deletion, and no secret of the deleted client lives on', async () => {
@@ -299,6 +343,103 @@ for (const engine of engines()) {
       );
       assert.equal((await (loserIsA ? a : b).get('/console')).status, 303, 'the disabled one is signed out');
       assert.equal((await (loserIsA ? b : a).get('/console')).status, 200);
+    });
+
+    it('two administrators removing each other’s Administrator role at once: one keeps it, the other is refused', async () => {
+      const mutual = await createTenant(t, partner, { name: 'Mutual roles' });
+      const { client: a } = await signedInUser(t, 'a@roles.test', { tenant: mutual, roles: [Administrator] });
+      const { client: b } = await signedInUser(t, 'b@roles.test', { tenant: mutual, roles: [Administrator] });
+      const [aId, bId] = [await userId('a@roles.test'), await userId('b@roles.test')];
+      const adminOf = async (id: string) =>
+        (
+          await t.db.kysely
+            .selectFrom('role_assignments')
+            .select('id')
+            .where('principal_id', '=', id)
+            .where('role_id', '=', Administrator)
+            .executeTakeFirstOrThrow()
+        ).id;
+      const [aRole, bRole] = [await adminOf(aId), await adminOf(bId)];
+      const [aPage, bPage] = [await a.get(`/console/users?tenant=${mutual}`), await b.get(`/console/users?tenant=${mutual}`)];
+      const answers = await atOnce(20, (i) =>
+        i % 2 === 0
+          ? a.post('/console/users/roles/remove', { _csrf: a.csrf(aPage), tenant: mutual, user: bId, assignment: bRole })
+          : b.post('/console/users/roles/remove', { _csrf: b.csrf(bPage), tenant: mutual, user: aId, assignment: aRole }),
+      );
+      noServerError(answers);
+      const left = await t.db.kysely
+        .selectFrom('role_assignments')
+        .select('principal_id')
+        .where('principal_id', 'in', [aId, bId])
+        .where('role_id', '=', Administrator)
+        .execute();
+      assert.equal(left.length, 1, 'the tenant keeps one Administrator');
+      const keeperIsA = left[0]!.principal_id === aId;
+      const kept = answers.filter((_, i) => (i % 2 === 0) === keeperIsA);
+      const lost = answers.filter((_, i) => (i % 2 === 0) !== keeperIsA);
+      // the keeper's first removal did it; the others find the role gone
+      assert.equal(kept.filter((r) => r.status === 303).length, 1, JSON.stringify(tally(kept)));
+      for (const r of kept.filter((r) => r.status !== 303)) refusedInWords(r, 404, 'The user does not hold this role in Mutual roles (any more).');
+      for (const r of lost) refusedInWords(r, 403, /^Your roles in Mutual roles do not allow you to manage users\.$/);
+      assert.equal(
+        await count(t, sql`select count(*)::int as n from audit_events where action = 'user.role_removed' and target_id in (${aId}, ${bId})`),
+        1,
+      );
+    });
+
+    it('a role removed 20 times at once: one removal, 19 pages saying the user does not hold it any more', async () => {
+      const id = await newUser(partner, 'removed@acme.test', [Analyst, Auditor]);
+      const assignment = (
+        await t.db.kysely
+          .selectFrom('role_assignments')
+          .select('id')
+          .where('principal_id', '=', id)
+          .where('role_id', '=', Auditor)
+          .executeTakeFirstOrThrow()
+      ).id;
+      const page = await admin.get(`/console/users/user?tenant=${partner}&user=${id}`);
+      const answers = await atOnce(20, () =>
+        admin.post('/console/users/roles/remove', { _csrf: admin.csrf(page), tenant: partner, user: id, assignment }),
+      );
+      noServerError(answers);
+      assert.deepEqual(tally(answers), { 303: 1, 404: 19 });
+      for (const a of answers.filter((a) => a.status === 404))
+        refusedInWords(a, 404, 'The user does not hold this role in Acme Partners (any more).');
+      assert.equal(await count(t, sql`select count(*)::int as n from role_assignments where principal_id = ${id}`), 1);
+    });
+
+    it('a partner’s offerings at once: the same service name 20 times is one service; a subscription assigned 20 times is one assignment', async () => {
+      let page = await admin.get(`/console/tenant/offerings?tenant=${partner}`);
+      assert.equal(page.status, 200);
+      let answers = await atOnce(20, () =>
+        admin.post('/console/tenant/offerings', { _csrf: admin.csrf(page), tenant: partner, action: 'service', service_name: 'Managed detection' }),
+      );
+      noServerError(answers);
+      assert.deepEqual(tally(answers), { 303: 1, 409: 19 });
+      for (const a of answers.filter((a) => a.status === 409)) {
+        refusedInWords(a, 409, 'There is already a service named Managed detection (names are compared ignoring case).');
+      }
+      const service = (await t.db.kysely.selectFrom('services').select('id').where('owner_tenant_id', '=', partner).executeTakeFirstOrThrow()).id;
+      page = await admin.get(`/console/tenant/offerings?tenant=${partner}`);
+      answers = await atOnce(20, () =>
+        admin.post('/console/tenant/offerings', { _csrf: admin.csrf(page), tenant: partner, action: 'subscription', service, sub_name: 'Gold' }),
+      );
+      noServerError(answers);
+      assert.deepEqual(tally(answers), { 303: 1, 409: 19 });
+      const subscription = (
+        await t.db.kysely.selectFrom('partner_subscriptions').select('id').where('partner_tenant_id', '=', partner).executeTakeFirstOrThrow()
+      ).id;
+      page = await admin.get(`/console/tenant/subscriptions?tenant=${child}`);
+      answers = await atOnce(20, () =>
+        admin.post('/console/tenant/subscriptions', { _csrf: admin.csrf(page), tenant: child, action: 'assign', subscription }),
+      );
+      noServerError(answers);
+      assert.deepEqual(tally(answers), { 303: 20 }, 'assigning what is assigned changes nothing');
+      assert.equal(await count(t, sql`select count(*)::int as n from tenant_subscriptions where tenant_id = ${child}`), 1);
+      assert.equal(
+        await count(t, sql`select count(*)::int as n from audit_events where tenant_id = ${child} and action = 'subscription.assigned'`),
+        1,
+      );
     });
 
     it('the same label 30 times at once on a tenant: one label, 29 forms shown again saying it exists', async () => {
