@@ -30,9 +30,10 @@ export interface SignInStore {
   /** Sets the password and ends the set-up link, in one statement that holds only while the link
    *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
   redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
-  /** Replaces the password of an account that has one and is active (a person changing their
-   *  own); whether it did. */
-  changePassword(userId: string, passwordHash: string, at: Date): Promise<boolean>;
+  /** Replaces the password of an account that is active and whose password is still `from` (the
+   *  one the person's current password was checked against: of two changes racing from the same
+   *  password, one wins, as one after the other); whether it did. */
+  changePassword(userId: string, from: string, to: string, at: Date): Promise<boolean>;
   /**
    * Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes
    * (digests), only if the account has a password, no authenticator yet, and was not reset since

@@ -89,12 +89,14 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
-    async changePassword(userId, passwordHash, at) {
+    async changePassword(userId, from, to, at) {
+      // one conditional statement: the row as it is when updated (PostgreSQL reads it again after
+      // waiting for a concurrent change's lock), so a change racing another from the same password loses
       const r = await db
         .updateTable('users')
-        .set({ password_hash: passwordHash, updated_at: at, updated_by: userId })
+        .set({ password_hash: to, updated_at: at, updated_by: userId })
         .where('id', '=', userId)
-        .where('password_hash', 'is not', null)
+        .where('password_hash', '=', from)
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;

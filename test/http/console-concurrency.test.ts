@@ -20,11 +20,12 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { hashSecret } from '../../src/credentials/secret.js';
+import { verifyPassword } from '../../src/users/password.js';
 import { hashRecoveryCode } from '../../src/users/recovery-codes.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { type PageClient, signedInUser } from '../helpers/pages.js';
+import { type PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -723,6 +724,29 @@ for (const engine of engines()) {
         await count(t, sql`select count(*)::int as n from audit_events where target_id = ${id} and action = 'user.recovery_codes_renewed'`),
         1,
       );
+    });
+
+    it('a password changed 20 times at once from the same current one: one change, and it is the password kept', async () => {
+      const { client: me } = await signedInUser(t, 'password@acme.test', { tenant: child, roles: [Analyst] });
+      const id = await userId('password@acme.test');
+      const page = await me.get('/console/account');
+      const next = (i: number) => `another unusual passphrase, number ${i}`;
+      const answers = await atOnce(20, (i) =>
+        me.post('/console/account/password', { _csrf: me.csrf(page), current: PASSWORD, password: next(i), confirmation: next(i) }),
+      );
+      noServerError(answers);
+      const changed = [...answers.keys()].filter((i) => answers[i]!.status === 303);
+      // as one after the other: once it changed, the others' current password is no longer it
+      assert.equal(changed.length, 1, JSON.stringify(tally(answers)));
+      // the others: changed meanwhile; or checked after it (wrong now); or, while five checks of
+      // the account's password are under way, asked to wait (the sign-in throttle's gate)
+      for (const a of answers.filter((a) => a.status !== 303)) {
+        assert.ok([400, 429].includes(a.status), `${a.status}: ${alertOf(a)}`);
+        assert.match(alertOf(a) ?? '', /^(Your current password is not right\.|Your password was changed meanwhile|Too many attempts)/);
+      }
+      const stored = await t.db.kysely.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.ok(await verifyPassword(stored.password_hash!, next(changed[0]!)), 'the password kept is the one the page said was set');
+      assert.equal(await count(t, sql`select count(*)::int as n from audit_events where target_id = ${id} and action = 'user.password_changed'`), 1);
     });
 
     it('30 page loads at once of a session a change left a notice in: the notice shown once', async () => {
