@@ -40,9 +40,10 @@ export interface SignInStore {
    * `since` (when the enrolment step began); false, and nothing written, otherwise.
    */
   enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date, since: Date): Promise<boolean>;
-  /** Replaces the authenticator of an active user who has one (sealed secret, its first accepted
-   *  step); whether it did. */
-  replaceTotp(userId: string, sealedSecret: string, step: number, at: Date): Promise<boolean>;
+  /** Replaces the authenticator of an active user whose authenticator is still `from` (the sealed
+   *  secret the replacement began from: of two replacements racing, one wins, as one after the
+   *  other) with `to` and its first accepted step; whether it did. */
+  replaceTotp(userId: string, from: string, to: string, step: number, at: Date): Promise<boolean>;
   /** Replaces every recovery code of an active user with an authenticator by these (digests);
    *  whether it did (false, nothing written, once the account was reset or disabled). */
   replaceRecoveryCodes(userId: string, codeHashes: Buffer[], at: Date): Promise<boolean>;

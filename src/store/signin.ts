@@ -122,12 +122,13 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return true;
     },
 
-    async replaceTotp(userId, sealedSecret, step, at) {
+    async replaceTotp(userId, from, to, step, at) {
+      // one conditional statement, as changePassword: a replacement racing another loses
       const r = await db
         .updateTable('users')
-        .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at, updated_by: userId })
+        .set({ totp_secret_sealed: to, totp_last_step: String(step), updated_at: at, updated_by: userId })
         .where('id', '=', userId)
-        .where('totp_secret_sealed', 'is not', null)
+        .where('totp_secret_sealed', '=', from)
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;

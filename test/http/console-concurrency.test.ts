@@ -11,7 +11,9 @@
 // one label of a name; child tenants of one name (names are not unique: each one whole); one
 // service and one subscription assignment of a partner; one SSO connection for a domain two
 // tenants claim; a role given 20 times held once, removed 20 times removed once; one renewal of
-// recovery codes per authenticator code; 40 different forms on one tenant without a deadlock;
+// recovery codes per authenticator code; one password change from one current password, and one
+// of two new authenticators confirmed at once, each the one kept; 40 different forms on one
+// tenant without a deadlock;
 // forged posts (a tenant out of reach, a child's object from its parent's page, a missing or
 // another session's CSRF token) among legitimate ones, refused and writing nothing; and a notice
 // left by a change shown once to 30 page loads of the same session.
@@ -25,7 +27,7 @@ import { hashRecoveryCode } from '../../src/users/recovery-codes.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
-import { type PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -747,6 +749,62 @@ for (const engine of engines()) {
       const stored = await t.db.kysely.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow();
       assert.ok(await verifyPassword(stored.password_hash!, next(changed[0]!)), 'the password kept is the one the page said was set');
       assert.equal(await count(t, sql`select count(*)::int as n from audit_events where target_id = ${id} and action = 'user.password_changed'`), 1);
+    });
+
+    it('two browsers of one person confirming two new authenticators at once: one replaces it, and it is the one kept', async () => {
+      const email = 'reenrol@acme.test';
+      const { client: first, key } = await signedInUser(t, email, { tenant: child, roles: [Analyst] });
+      const id = await userId(email);
+      // a second browser, signed in with the same authenticator
+      t.clock.advance(30_000);
+      const second = new PageClient(t);
+      await second.post('/login', { _csrf: second.csrf(await second.get('/login')), email });
+      await second.post('/login', { _csrf: second.csrf(await second.get('/login')), password: PASSWORD });
+      const signedIn = await second.post('/login', { _csrf: second.csrf(await second.get('/login')), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(signedIn.status, 303, signedIn.text.slice(0, 300));
+      // each begins a replacement (a current code each: one code, one use), and is shown its new key
+      const newKeys: string[] = [];
+      for (const browser of [first, second]) {
+        t.clock.advance(30_000);
+        const page = await browser.get('/console/account');
+        const begun = await browser.post('/console/account/authenticator', { _csrf: browser.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+        assert.equal(begun.status, 200, begun.text.slice(0, 300));
+        newKeys.push(/Key: <code>([A-Z2-7 ]+)<\/code>/.exec(begun.text)![1]!.replace(/ /g, ''));
+      }
+      t.clock.advance(30_000);
+      const pages = [await first.get('/console/account/authenticator'), await second.get('/console/account/authenticator')];
+      const browsers = [first, second];
+      const answers = await atOnce(20, (i) =>
+        browsers[i % 2]!.post('/console/account/authenticator/confirm', {
+          _csrf: browsers[i % 2]!.csrf(pages[i % 2]!),
+          code: totpCodeAt(newKeys[i % 2]!, t.clock.now()),
+        }),
+      );
+      noServerError(answers);
+      const replaced = [...answers.keys()].filter((i) => answers[i]!.status === 303 && !String(answers[i]!.headers.location).startsWith('/login'));
+      const winners = new Set(replaced.map((i) => i % 2));
+      // as one after the other: the first replacement ends the other browser's session, and its form with it
+      const told = JSON.stringify(answers.map((a) => `${a.status} ${alertOf(a) ?? a.headers.location}`));
+      assert.equal(replaced.length, 1, told);
+      assert.equal(winners.size, 1, told);
+      const winner = [...winners][0]!;
+      for (const [i, a] of answers.entries()) {
+        if (i % 2 === winner) continue;
+        assert.ok(a.status >= 400 || String(a.headers.location).startsWith('/login'), `${a.status} ${alertOf(a)}`);
+      }
+      // the authenticator kept is the winner's: its codes are accepted at sign-in, the other's not
+      t.clock.advance(30_000);
+      const check = new PageClient(t);
+      await check.post('/login', { _csrf: check.csrf(await check.get('/login')), email });
+      await check.post('/login', { _csrf: check.csrf(await check.get('/login')), password: PASSWORD });
+      const loser = await check.post('/login', {
+        _csrf: check.csrf(await check.get('/login')),
+        code: totpCodeAt(newKeys[1 - winner]!, t.clock.now()),
+      });
+      assert.equal(loser.status, 400, 'the other new key does not sign in');
+      const kept = await check.post('/login', { _csrf: check.csrf(await check.get('/login')), code: totpCodeAt(newKeys[winner]!, t.clock.now()) });
+      assert.equal(kept.status, 303, kept.text.slice(0, 300));
+      assert.equal(await count(t, sql`select count(*)::int as n from audit_events where target_id = ${id} and action = 'user.totp_reenrolled'`), 1);
     });
 
     it('30 page loads at once of a session a change left a notice in: the notice shown once', async () => {
