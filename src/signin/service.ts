@@ -426,15 +426,22 @@ export class SignInService {
     const problem = passwordProblem(form.password, [user.email, local, this.settings.issuer]);
     if (problem) return refusal(400, problem);
     const hash = await hashPassword(form.password);
+    const passwordHash = user.passwordHash;
     const changed = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
-      if (!(await tx.signIn.changePassword(user.id, hash, now))) return false;
+      // only if the password is still the one just checked: another change meanwhile (another tab
+      // or browser) wins, and this one is refused, as it would be one after the other
+      if (!(await tx.signIn.changePassword(user.id, passwordHash, hash, now))) return false;
       // whoever else knew the old password is signed out with it: every other session ends
       const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
       await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed', { other_sessions_ended: ended }));
       return true;
     });
-    return changed ? { kind: 'changed' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+    if (changed) return { kind: 'changed' };
+    const meanwhile = await this.store.signIn.findSignInRecordById(user.id);
+    return meanwhile?.active && meanwhile.passwordHash
+      ? refusal(400, 'Your password was changed meanwhile, in another window or browser. Enter the password you use now.')
+      : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
   }
 
   /**
@@ -509,15 +516,25 @@ export class SignInService {
       return refusal(400, 'That code is not right. Enter the code the new authenticator shows now.');
     }
     await this.gate.release(reservation);
+    const from = user.totpSecretSealed;
     const replaced = await this.store.transaction(async (tx) => {
-      if (!(await tx.signIn.replaceTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, now))) return false;
+      // only if the authenticator is still the one this replacement began from: another
+      // replacement meanwhile (another window or browser) wins, and this one is refused
+      if (!(await tx.signIn.replaceTotp(user.id, from, this.box.seal(base32, TOTP_CONTEXT), accepted, now))) return false;
       // a session opened with the old authenticator does not outlive it
       const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
       await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled', { other_sessions_ended: ended }));
       return true;
     });
     await this.sessions.patchState(session, { remove: ['reenrol'] });
-    return replaced ? { kind: 'replaced' } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+    if (replaced) return { kind: 'replaced' };
+    const meanwhile = await this.store.signIn.findSignInRecordById(user.id);
+    return meanwhile?.active && meanwhile.totpSecretSealed
+      ? refusal(
+          400,
+          'Your authenticator was replaced meanwhile, in another window or browser: the one set there is in use. Start again from your account page to replace it.',
+        )
+      : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
   }
 
   /** A code from the signed-in person's authenticator (not a recovery code), counted as a

@@ -30,18 +30,20 @@ export interface SignInStore {
   /** Sets the password and ends the set-up link, in one statement that holds only while the link
    *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
   redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
-  /** Replaces the password of an account that has one and is active (a person changing their
-   *  own); whether it did. */
-  changePassword(userId: string, passwordHash: string, at: Date): Promise<boolean>;
+  /** Replaces the password of an account that is active and whose password is still `from` (the
+   *  one the person's current password was checked against: of two changes racing from the same
+   *  password, one wins, as one after the other); whether it did. */
+  changePassword(userId: string, from: string, to: string, at: Date): Promise<boolean>;
   /**
    * Stores the enrolled TOTP secret (sealed), its first accepted step, and new recovery codes
    * (digests), only if the account has a password, no authenticator yet, and was not reset since
    * `since` (when the enrolment step began); false, and nothing written, otherwise.
    */
   enrolTotp(userId: string, sealedSecret: string, step: number, codeHashes: Buffer[], at: Date, since: Date): Promise<boolean>;
-  /** Replaces the authenticator of an active user who has one (sealed secret, its first accepted
-   *  step); whether it did. */
-  replaceTotp(userId: string, sealedSecret: string, step: number, at: Date): Promise<boolean>;
+  /** Replaces the authenticator of an active user whose authenticator is still `from` (the sealed
+   *  secret the replacement began from: of two replacements racing, one wins, as one after the
+   *  other) with `to` and its first accepted step; whether it did. */
+  replaceTotp(userId: string, from: string, to: string, step: number, at: Date): Promise<boolean>;
   /** Replaces every recovery code of an active user with an authenticator by these (digests);
    *  whether it did (false, nothing written, once the account was reset or disabled). */
   replaceRecoveryCodes(userId: string, codeHashes: Buffer[], at: Date): Promise<boolean>;

@@ -515,7 +515,10 @@ async function claimDomains(sso: SsoStore, tenantId: string, connectionId: strin
     // the primary key settles a race the check above cannot see (two tenants at once)
     await sso.addDomains(tenantId, connectionId, domains, now);
   } catch (err) {
-    if (err instanceof DuplicateKeyError && err.key === 'sso.domain') throw domainTaken('an e-mail domain of the input');
+    // the failed statement ends the transaction, so which domain lost is not read back: the ones
+    // this call claimed are named (the console shows these words to the person who typed them)
+    if (err instanceof DuplicateKeyError && err.key === 'sso.domain')
+      throw domainTaken(domains.length === 1 ? domains[0]! : `One of ${domains.join(', ')}`);
     throw err;
   }
 }

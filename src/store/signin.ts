@@ -89,12 +89,14 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
-    async changePassword(userId, passwordHash, at) {
+    async changePassword(userId, from, to, at) {
+      // one conditional statement: the row as it is when updated (PostgreSQL reads it again after
+      // waiting for a concurrent change's lock), so a change racing another from the same password loses
       const r = await db
         .updateTable('users')
-        .set({ password_hash: passwordHash, updated_at: at, updated_by: userId })
+        .set({ password_hash: to, updated_at: at, updated_by: userId })
         .where('id', '=', userId)
-        .where('password_hash', 'is not', null)
+        .where('password_hash', '=', from)
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;
@@ -120,12 +122,13 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return true;
     },
 
-    async replaceTotp(userId, sealedSecret, step, at) {
+    async replaceTotp(userId, from, to, step, at) {
+      // one conditional statement, as changePassword: a replacement racing another loses
       const r = await db
         .updateTable('users')
-        .set({ totp_secret_sealed: sealedSecret, totp_last_step: String(step), updated_at: at, updated_by: userId })
+        .set({ totp_secret_sealed: to, totp_last_step: String(step), updated_at: at, updated_by: userId })
         .where('id', '=', userId)
-        .where('totp_secret_sealed', 'is not', null)
+        .where('totp_secret_sealed', '=', from)
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;

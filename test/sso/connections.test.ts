@@ -175,6 +175,9 @@ for (const engine of engines()) {
         [tenant, other].map((inTenant) => call(CREATE, { c: { name: 'race', type: 'saml', domains: [raced] } }, inTenant)),
       );
       assert.deepEqual(results.map((r) => (r.body.errors ? errorCode(r) : 'ok')).sort(), ['CONFLICT', 'ok']);
+      // the loser is told which domain, whether the check or the primary key settled the race
+      const lost = results.find((r) => r.body.errors)!;
+      assert.ok(String(lost.body.errors[0].message).startsWith(`${raced} is already served by another SSO connection`), lost.text);
       const rows = await t.db.kysely.selectFrom('sso_connection_domains').selectAll().where('domain', '=', raced).execute();
       assert.equal(rows.length, 1);
     });

@@ -224,25 +224,53 @@ for (const engine of engines()) {
         [legacy.id],
       );
     });
-    it('changePassword: replaces a password that is set, of an active user only', async () => {
+    it('changePassword: replaces the password it was given as current, of an active user only', async () => {
       const u = await newUser(c.store, a.id);
-      assert.equal(await c.store.signIn.changePassword(u.id, '$argon2id$changed', at(HOUR)), true);
+      assert.equal(await c.store.signIn.changePassword(u.id, '$argon2id$test', '$argon2id$changed', at(HOUR)), true);
+      assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.passwordHash, '$argon2id$changed');
+      // a second change from the password that was current before: it is not any more
+      assert.equal(await c.store.signIn.changePassword(u.id, '$argon2id$test', '$argon2id$stale', at(HOUR)), false, 'changed meanwhile');
       assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.passwordHash, '$argon2id$changed');
       const unset = await newUser(c.store, a.id, { passwordHash: null });
-      assert.equal(await c.store.signIn.changePassword(unset.id, '$argon2id$x', at(HOUR)), false, 'no password yet: the set-up link sets it');
+      assert.equal(
+        await c.store.signIn.changePassword(unset.id, '$argon2id$test', '$argon2id$x', at(HOUR)),
+        false,
+        'no password yet: the set-up link sets it',
+      );
       assert.equal((await c.store.signIn.findSignInRecordById(unset.id))?.passwordHash, null);
       const disabled = await newUser(c.store, a.id);
       await c.store.users.setDisabled(disabled.id, at(HOUR), at(HOUR), null);
-      assert.equal(await c.store.signIn.changePassword(disabled.id, '$argon2id$x', at(HOUR)), false);
+      assert.equal(await c.store.signIn.changePassword(disabled.id, '$argon2id$test', '$argon2id$x', at(HOUR)), false);
       assert.equal((await c.store.signIn.findSignInRecordById(disabled.id))?.passwordHash, '$argon2id$test');
+    });
+
+    it('changePassword: of changes racing from the same password, exactly one wins', async () => {
+      const u = await newUser(c.store, a.id);
+      const won = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          c.store.transaction((tx) => tx.signIn.changePassword(u.id, '$argon2id$test', `$argon2id$racer${i}`, at(HOUR))),
+        ),
+      );
+      assert.equal(won.filter(Boolean).length, 1);
+      assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.passwordHash, `$argon2id$racer${won.indexOf(true)}`);
+    });
+    it('replaceTotp: of replacements racing from the same authenticator, exactly one wins', async () => {
+      const u = await newUser(c.store, a.id);
+      assert.equal(await c.store.signIn.enrolTotp(u.id, 'sealed-old', 3, codes(u.id), T0, T0), true);
+      const won = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => c.store.transaction((tx) => tx.signIn.replaceTotp(u.id, 'sealed-old', `sealed-racer${i}`, 5, at(HOUR)))),
+      );
+      assert.equal(won.filter(Boolean).length, 1);
+      assert.equal((await c.store.signIn.findSignInRecordById(u.id))?.totpSecretSealed, `sealed-racer${won.indexOf(true)}`);
     });
     it('replaceTotp and replaceRecoveryCodes: only for an active user with an authenticator', async () => {
       const u = await newUser(c.store, a.id);
-      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-new', 5, at(HOUR)), false, 'no authenticator yet');
+      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-old', 'sealed-new', 5, at(HOUR)), false, 'no authenticator yet');
       assert.equal(await c.store.signIn.replaceRecoveryCodes(u.id, codes(u.id), at(HOUR)), false);
       assert.equal(await c.store.signIn.enrolTotp(u.id, 'sealed-old', 3, codes(u.id), T0, T0), true);
       assert.equal(await c.store.signIn.useRecoveryCode(u.id, codes(u.id)[0]!, at(HOUR)), true);
-      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-new', 5, at(HOUR)), true);
+      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-other', 'sealed-new', 5, at(HOUR)), false, 'not the one it is now');
+      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-old', 'sealed-new', 5, at(HOUR)), true);
       const r = await c.store.signIn.findSignInRecordById(u.id);
       assert.deepEqual([r?.totpSecretSealed, r?.totpLastStep], ['sealed-new', 5]);
       const fresh = [sha256('fresh 1'), sha256('fresh 2')];
@@ -251,7 +279,7 @@ for (const engine of engines()) {
       assert.equal(await c.store.signIn.useRecoveryCode(u.id, codes(u.id)[1]!, at(HOUR)), false, 'the old codes are gone');
       assert.equal(await c.store.signIn.useRecoveryCode(u.id, fresh[0]!, at(HOUR)), true);
       await c.store.users.setDisabled(u.id, at(HOUR), at(HOUR), null);
-      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-later', 9, at(HOUR)), false, 'disabled');
+      assert.equal(await c.store.signIn.replaceTotp(u.id, 'sealed-new', 'sealed-later', 9, at(HOUR)), false, 'disabled');
       assert.equal(await c.store.signIn.replaceRecoveryCodes(u.id, codes(u.id), at(HOUR)), false);
       assert.equal(await c.store.signIn.countUnusedRecoveryCodes(u.id), 1);
     });
