@@ -5,12 +5,13 @@
 // (--test-name-pattern=…, --test-only, …) are passed on.
 //
 // The whole suite shares processes between files: each process pays for Node, tsx, the imports,
-// the first PGlite and the first service once (about 3.7 CPU-s) instead of once per file. The
-// files are grouped into bundles, each a module that imports its files, balanced by the time each
-// file took (test/durations.json, written by `npm run test:durations`; a file not listed counts as
-// the median), and node's runner runs them longest first, one more at a time than there are
-// cores. A file whose first lines say `// test-runner: own process` (it patches a global, or
-// measures its process) runs alone, as do the files named on the command line. PGlite databases
+// the first PGlite and the first service once (about 3.7 CPU-s) instead of once per file. Node's
+// runner runs one more process at a time than there are cores; the files are planned in as many
+// lanes, balanced by the time each file took (test/durations.json, written by `npm run
+// test:durations`; a file not listed counts as the median), and each lane's files are one bundle,
+// a module that imports them (bundled()). A file whose first lines say `// test-runner: own
+// process` (it patches a global, or measures its process) runs alone, at the head of a lane, as
+// do the files named on the command line. PGlite databases
 // are lent and given back within a process (test/helpers/db.ts).
 //
 // Node 20's runner needs the .ts files named one by one: given a folder, or nothing, it looks
@@ -24,11 +25,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-/** processes the shared files are spread over */
-const BUNDLES = Number(process.env.GATEHOUSE_TEST_BUNDLES || 8);
 /** test processes at once: one more than the cores, as many tests wait on a child process, a
  *  browser or a socket (on 2 cores: 6m13s at 3, 6m58s at 2; docs/benchmarks.md) */
 const CONCURRENCY = Number(process.env.GATEHOUSE_TEST_CONCURRENCY || availableParallelism() + 1);
+/** the lanes the files are planned in: one per process at once (bundled()) */
+const LANES = CONCURRENCY;
 
 const USAGE = `Usage: npm test [-- [PATH]... [--test-name-pattern=REGEX] [--test-only]]
 
@@ -169,8 +170,16 @@ function exitOf(child) {
   });
 }
 
-/** The files to hand to node's runner for the whole suite: a bundle module per group of files
- *  that may share a process, and the files that need one of their own. */
+/**
+ * The files to hand to node's runner for the whole suite, planned as lanes: one lane per test
+ * process running at once (CONCURRENCY). A file that needs a process of its own goes first, to
+ * the lightest lane; then the shared files, longest first, each to the lightest lane; each lane's
+ * shared files are one bundle (a module importing them). Node's runner starts the first
+ * CONCURRENCY items of its list and, whenever one ends, the next: so the list is the own files
+ * (longest first) and then the bundles, the bundle of the lane with nothing before it first and
+ * that of the lane with the longest own file last, which starts when that file ends. Every lane
+ * then ends at about the same time, instead of the last bundles running alone on idle cores.
+ */
 function bundled(all) {
   const own = all.filter((f) => /^\/\/ test-runner: own process/m.test(readFileSync(f, 'utf8').slice(0, 2000)));
   const shared = all.filter((f) => !own.includes(f));
@@ -178,32 +187,40 @@ function bundled(all) {
   const known = Object.values(durations).sort((a, b) => a - b);
   const median = known.length > 0 ? known[Math.floor(known.length / 2)] : 1;
   const cost = (f) => durations[relative(root, f)] ?? median;
-  const groups = Array.from({ length: Math.min(BUNDLES, shared.length) }, () => ({ cost: 0, files: [] }));
-  // longest first, each to the lightest group so far
+  const lanes = Array.from({ length: Math.max(1, Math.min(LANES, shared.length)) }, () => ({ cost: 0, own: 0, files: [] }));
+  const lightest = () => lanes.reduce((a, b) => (b.cost < a.cost ? b : a));
+  const ownFirst = [...own].sort((a, b) => cost(b) - cost(a));
+  for (const f of ownFirst) {
+    const lane = lightest();
+    lane.own += cost(f);
+    lane.cost += cost(f);
+  }
   for (const f of [...shared].sort((a, b) => cost(b) - cost(a))) {
-    const lightest = groups.reduce((a, b) => (b.cost < a.cost ? b : a));
-    lightest.files.push(f);
-    lightest.cost += cost(f);
+    const lane = lightest();
+    lane.files.push(f);
+    lane.cost += cost(f);
   }
   // not under node_modules: Node 26's runner leaves out every file there, even one named to it
   // (it ran the two own-process files only, and passed)
   const dir = join(root, '.cache', 'test-bundles');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const bundles = groups.map((g, i) => {
-    const file = join(dir, `bundle-${String(i + 1).padStart(2, '0')}.test.mjs`);
-    // in the order of the suite, so a bundle's output reads like the files' own
-    writeBundle(file, g.files.sort());
-    return { file, cost: g.cost };
-  });
   // a file that needs a process of its own is a bundle of one, so that it leaves its mark too
-  const alone = own.map((f, i) => {
+  const alone = ownFirst.map((f, i) => {
     const file = join(dir, `own-${String(i + 1).padStart(2, '0')}.test.mjs`);
     writeBundle(file, [f]);
-    return { file, cost: cost(f) };
+    return file;
   });
-  // the longest first, so that no long process starts last while the others have finished
-  return [...bundles, ...alone].sort((a, b) => b.cost - a.cost).map((b) => b.file);
+  const bundles = [...lanes]
+    .filter((l) => l.files.length > 0)
+    .sort((a, b) => a.own - b.own)
+    .map((lane, i) => {
+      const file = join(dir, `bundle-${String(i + 1).padStart(2, '0')}.test.mjs`);
+      // in the order of the suite, so a bundle's output reads like the files' own
+      writeBundle(file, lane.files.sort());
+      return file;
+    });
+  return [...alone, ...bundles];
 }
 
 /** A module that imports the test files, then marks itself loaded (`<module>.ran`; imports are
