@@ -13,7 +13,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { assertAccessible } from '../helpers/axe.js';
-import { DESKTOP, enrolThroughLink, screenshots, tabTo, watchedPage } from '../helpers/browser.js';
+import { DESKTOP, enrolThroughLink, focused, screenshots, tabTo, watchedPage } from '../helpers/browser.js';
 import { launchChromium, skipWithoutChromium as skip } from '../helpers/chromium.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -75,6 +75,19 @@ for (const engine of transportEngines()) {
       await follow(page.getByRole('link', { name: 'Acme Partners', exact: true }), 'the partner in the list');
       await page.getByRole('heading', { name: 'Acme Partners', level: 1 }).waitFor();
       await checked('2-partner');
+    });
+
+    it('skips the header: the first Tab of a page offers a link past it, to the page’s content', async () => {
+      await page.reload();
+      await page.keyboard.press('Tab');
+      const skip = page.getByRole('link', { name: 'Skip to the page’s content' });
+      assert.ok(await focused(skip), 'the first Tab reaches the skip link');
+      assert.ok(await skip.isVisible(), 'the skip link shows once focused');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      // the header (breadcrumbs, account, the tenant's tabs) is outside #content
+      const inContent = await page.evaluate<boolean>("document.getElementById('content').contains(document.activeElement)");
+      assert.ok(inContent, 'the next Tab is in the content, past the header and its tabs');
     });
 
     it('creates a tenant under it', async () => {

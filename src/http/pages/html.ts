@@ -68,9 +68,12 @@ ${
 )}</head>
 <body>
 <main${opts.wide ? html` class="wide"` : ''}>
-<p class="brand">${opts.vendor}${opts.region ? html` · region ${opts.region}` : ''}</p>
-${opts.nav ?? ''}<h1>${title}</h1>
+${opts.nav ? html`<a class="skip" href="#content">Skip to the page’s content</a>
+` : ''}<p class="brand">${opts.vendor}${opts.region ? html` · region ${opts.region}` : ''}</p>
+${opts.nav ? html`${opts.nav}<div id="content" tabindex="-1"><h1>${title}</h1>
 ${body}
+</div>` : html`<h1>${title}</h1>
+${body}`}
 </main>
 </body>
 </html>
@@ -162,6 +165,9 @@ input.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .35rem 1.25rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
+.skip { position: absolute; left: -999rem; }
+.skip:focus { position: static; display: inline-block; margin: 0 0 .5rem; }
+#content:focus { outline: none; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* a phone: the page fills the screen, and a table of class stack shows each row as a block, its cells labelled (data-label) */
 @media (max-width: 32rem) {
