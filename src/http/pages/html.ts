@@ -68,12 +68,20 @@ ${
 )}</head>
 <body>
 <main${opts.wide ? html` class="wide"` : ''}>
-${opts.nav ? html`<a class="skip" href="#content">Skip to the page’s content</a>
-` : ''}<p class="brand">${opts.vendor}${opts.region ? html` · region ${opts.region}` : ''}</p>
-${opts.nav ? html`${opts.nav}<div id="content" tabindex="-1"><h1>${title}</h1>
+${
+  opts.nav
+    ? html`<a class="skip" href="#content">Skip to the page’s content</a>
+`
+    : ''
+}<p class="brand">${opts.vendor}${opts.region ? html` · region ${opts.region}` : ''}</p>
+${
+  opts.nav
+    ? html`${opts.nav}<div id="content" tabindex="-1"><h1>${title}</h1>
 ${body}
-</div>` : html`<h1>${title}</h1>
-${body}`}
+</div>`
+    : html`<h1>${title}</h1>
+${body}`
+}
 </main>
 </body>
 </html>
