@@ -76,8 +76,10 @@ export const USER_RULES: readonly Rule[] = [
     message: /^User not found$/,
     words: ({ context }) => ({
       title: 'User not found',
-      message: `No user with this id is visible in ${inTenant(context)}.`,
-      advice: 'It may have been deleted meanwhile: go back to the users, which shows who exists now.',
+      // the same words as the page's own check (problems.ts notInThisTenant): a user deleted
+      // between that check and the change reads as one that was never there
+      message: `No user with this id belongs to ${inTenant(context)}.`,
+      advice: `It may have been deleted, or belong to another tenant: go back to the list of ${inTenant(context)}, or open it from the tenant it belongs to.`,
     }),
   },
   {
