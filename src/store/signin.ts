@@ -32,6 +32,15 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       active: r.disabled_at === null && r.enabled === true,
     };
 
+  /** A user's recovery codes: these (digests), and no other. */
+  const putRecoveryCodes = async (userId: string, codeHashes: Buffer[], at: Date) => {
+    await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
+    await db
+      .insertInto('user_recovery_codes')
+      .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
+      .execute();
+  };
+
   return {
     findSignInRecord: async (key) => toRecord(await record().where('u.email_normalized', '=', key).executeTakeFirst()),
     findSignInRecordById: async (id) => toRecord(await record().where('u.id', '=', id).executeTakeFirst()),
@@ -114,11 +123,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where((eb) => eb.or([eb('tokens_valid_after', 'is', null), eb('tokens_valid_after', '<=', since)]))
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) !== 1) return false;
-      await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
-      await db
-        .insertInto('user_recovery_codes')
-        .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
-        .execute();
+      await putRecoveryCodes(userId, codeHashes, at);
       return true;
     },
 
@@ -143,11 +148,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where('disabled_at', 'is', null)
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) !== 1) return false;
-      await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).execute();
-      await db
-        .insertInto('user_recovery_codes')
-        .values(codeHashes.map((h) => ({ user_id: userId, code_hash: h, created_at: at, used_at: null })))
-        .execute();
+      await putRecoveryCodes(userId, codeHashes, at);
       return true;
     },
 

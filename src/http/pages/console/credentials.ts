@@ -5,7 +5,6 @@
 // Forms are POST with the session's CSRF token; a deletion redirects (303) to the list with a
 // notice in the session; a new secret is in the answer to the POST that made it, and nowhere else
 // (never a URL, never the session).
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayGrant } from '../../../access/grants.js';
 import { assertCan, can } from '../../../access/policy.js';
 import { heldRoleNames } from '../../../access/scope.js';
@@ -24,7 +23,7 @@ import {
   secretShown,
 } from './credentials-views.js';
 import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
-import { CONSOLE_PATH, listPath } from './paths.js';
+import { listPath } from './paths.js';
 
 /** The handlers of a tenant's credentials (routes.ts registers them). */
 export function credentialPages(c: ConsoleKit) {
@@ -49,16 +48,12 @@ export function credentialPages(c: ConsoleKit) {
 
   return {
     /** GET /console/credentials?tenant=…: the clients of a tenant */
-    async credentials(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    credentials: c.section(async (t, req, reply) => {
       const q = queryOf(req);
-      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await c.inTenant(req, who, q.tenant);
       const page = pageNumber(q.page);
       // one more than shown: whether there is a next page
       const clients = await services.credentials.listClients(t.caller, { page, perPage: PER_PAGE + 1 });
-      const notice = await c.takeNotice(who);
+      const notice = await c.takeNotice(t);
       const view = credentialList({
         tenant: t.tenant,
         clients: clients.slice(0, PER_PAGE),
@@ -74,7 +69,7 @@ export function credentialPages(c: ConsoleKit) {
         notice,
       });
       return c.show(reply, 200, view, { who: t, in: t, section });
-    },
+    }),
 
     /** GET /console/credentials/new?tenant=… */
     newForm: c.page(async (t, req, reply) => {

@@ -164,6 +164,18 @@ export function consoleKit(kit: PageKit) {
     };
   }
 
+  /** A section's first page (a tenant's overview, its lists): as page(), but an address without
+   *  `tenant` at all leads to the viewer's tenants (303), where one is picked. */
+  function section(handler: (t: InTenant, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): Handler {
+    return async (req, reply) => {
+      const who = await viewer(req, reply);
+      if (!who) return reply;
+      const { tenant } = queryOf(req);
+      if (tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
+      return handler(await inTenant(req, who, tenant), req, reply);
+    };
+  }
+
   /** A POST form of the tenant it names (`tenant`): `handler` runs once the form came with the
    *  session's CSRF token from a signed-in viewer (else the refusal was sent) who may act in that
    *  tenant (else it is refused). */
@@ -224,6 +236,7 @@ export function consoleKit(kit: PageKit) {
     poster,
     inTenant,
     page,
+    section,
     form,
 
     /** The notice the last action left in the session (shown once), taken out of it. Taken in

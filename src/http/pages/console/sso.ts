@@ -5,7 +5,7 @@
 // certificates and metadata; /edit posts each change (updateSSOConnection), /refresh reads the
 // metadata again (refreshSSOConnectionMetadata), /delete deletes after a confirmation. Every
 // handler calls the same SsoService methods as the GraphQL resolvers: the same authorization.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { assertCan } from '../../../access/policy.js';
 import { AppError, badInput } from '../../../errors.js';
 import type { SamlConfigurationInput, UpdateSsoConnectionInput } from '../../../sso/service.js';
@@ -13,7 +13,7 @@ import type { SsoConnection, SsoConnectionStatus } from '../../../sso/model.js';
 import { checkConnectionName, STATUSES } from '../../../sso/model.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { type ConsoleKit, type InTenant, queryOf, text } from './kit.js';
-import { CONSOLE_PATH, connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
+import { connectionPath, SSO_CONNECTION_PATH, ssoListPath } from './paths.js';
 import type { Problem } from './problems.js';
 import { type ConnectionPageParts, connectionList, connectionPage, deleteConfirmation, testHop } from './sso-views.js';
 import { type IdpValues, idpForm, type NewValues, newConnectionForm } from './sso-wizard.js';
@@ -122,16 +122,11 @@ export function ssoPages(c: ConsoleKit) {
 
   return {
     /** GET /console/sso?tenant=…: the connections */
-    async list(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
-      const q = queryOf(req);
-      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await c.inTenant(req, who, q.tenant);
+    list: c.section(async (t, _req, reply) => {
       const connections = await services.sso.list(t.caller);
-      const notice = await c.takeNotice(who);
+      const notice = await c.takeNotice(t);
       return c.show(reply, 200, connectionList({ tenant: t.tenant, connections, now: t.now, notice }), { who: t, in: t, section });
-    },
+    }),
 
     /** GET /console/sso/new?tenant=…: the wizard's first step */
     newForm: c.page(async (t, req, reply) => {

@@ -3,13 +3,11 @@
 // search of the tenants below it (/console/tenants?tenant=ID: every filter of the `tenants` query,
 // both of its paging modes). They read through the same TenantService.search and the per-request
 // loaders as the GraphQL `tenants` query and its nested fields: the same visibility, the same rules.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { can, supportActive } from '../../../access/policy.js';
 import { scopeOf, type Tenant } from '../../../tenants/model.js';
 import type { TenantsQueryInput } from '../../../tenants/search.js';
 import { formTime } from './form-times.js';
 import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
-import { CONSOLE_PATH } from './paths.js';
 import type { Problem } from './problems.js';
 import { overview, SEARCH_FIELDS, type SearchValues, searchPage, searchQuery, type TenantRights } from './tenants-views.js';
 
@@ -66,12 +64,8 @@ export function tenantPages(c: ConsoleKit) {
 
   return {
     /** GET /console/tenant?tenant=…: one tenant, as the `tenants` query and its nested fields read it */
-    async overview(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    overview: c.section(async (t, req, reply) => {
       const q = queryOf(req);
-      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await c.inTenant(req, who, q.tenant);
       const loaders = services.loaders(t.caller);
       const page = pageNumber(q.page);
       const [envs, labels, assigned, children] = await Promise.all([
@@ -83,7 +77,7 @@ export function tenantPages(c: ConsoleKit) {
           : undefined,
       ]);
       const owners = new Map([...t.ancestors, t.tenant].map((a) => [a.id, a.name]));
-      const notice = await c.takeNotice(who);
+      const notice = await c.takeNotice(t);
       const view = overview({
         tenant: t.tenant,
         parent: parentOf(t),
@@ -98,16 +92,12 @@ export function tenantPages(c: ConsoleKit) {
         rights: rightsIn(t),
         notice,
       });
-      return c.show(reply, 200, view, { who, in: t, section });
-    },
+      return c.show(reply, 200, view, { who: t, in: t, section });
+    }),
 
     /** GET /console/tenants?tenant=…&…: the tenants below it, by the filters of the `tenants` query */
-    async search(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    search: c.section(async (t, req, reply) => {
       const q = queryOf(req);
-      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await c.inTenant(req, who, q.tenant);
       const values: SearchValues = {};
       for (const f of SEARCH_FIELDS) {
         const v = text(q[f])?.trim();
@@ -132,7 +122,7 @@ export function tenantPages(c: ConsoleKit) {
         problem = c.formProblem(err, req, reply, t.tenant);
       }
       const view = searchPage({ tenant: t.tenant, values, problem, result, at });
-      return c.show(reply, problem?.status ?? 200, view, { who, in: t, section });
-    },
+      return c.show(reply, problem?.status ?? 200, view, { who: t, in: t, section });
+    }),
   };
 }

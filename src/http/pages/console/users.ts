@@ -26,7 +26,7 @@ import type { UserQuery } from '../../../users/service.js';
 import type { UserStatusFilter } from '../../../users/store.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { type ConsoleKit, type InTenant, PER_PAGE, pageNumber, queryOf, text } from './kit.js';
-import { CONSOLE_PATH, USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
+import { USER_PATH, type UserFilters, userPath, usersPath } from './paths.js';
 import {
   deleteUserConfirmation,
   inviteForm,
@@ -175,12 +175,8 @@ export function userPages(c: ConsoleKit) {
 
   return {
     /** GET /console/users?tenant=…: the users of a tenant → users */
-    async users(req: FastifyRequest, reply: FastifyReply) {
-      const who = await c.viewer(req, reply);
-      if (!who) return reply;
+    users: c.section(async (t, req, reply) => {
       const q = queryOf(req);
-      if (q.tenant === undefined) return reply.redirect(CONSOLE_PATH, 303);
-      const t = await c.inTenant(req, who, q.tenant);
       const page = pageNumber(q.page);
       const filters = filtersOf(q);
       // one more than shown: whether there is a next page
@@ -198,7 +194,7 @@ export function userPages(c: ConsoleKit) {
         notice,
       });
       return c.show(reply, 200, view, { who: t, in: t, section });
-    },
+    }),
 
     /** GET /console/users/invite?tenant=… → createUser (its form) */
     inviteForm: c.page(async (t, req, reply) => {
