@@ -138,7 +138,9 @@ describe('failed starts (gatehouse executable)', () => {
 
     it('an unknown host: "host not found"', async () => {
       const url = `postgresql://gatehouse:${PASSWORD}@gatehouse-db.invalid:5432/gatehouse`;
-      const p = gatehouse(['migrate'], { DATABASE_URL: url });
+      // the subject is the name lookup's failure, not the connect timeout: this machine's resolver
+      // once took longer than the default 5 s to say "no such name" under load (CI)
+      const p = gatehouse(['migrate'], { DATABASE_URL: url, GATEHOUSE_DATABASE_CONNECT_TIMEOUT_SECONDS: '30' });
       const r = await exitOf(p, PATIENCE_MS);
       assert.notEqual(r.code, 0);
       const line = oneLine(p);
