@@ -1,4 +1,5 @@
-// Preloaded (node --import) into every process of the whole suite by scripts/test.mjs.
+// Preloaded (node --import) into every process of a planned run (the whole suite, or several files
+// or a folder) by scripts/test.mjs.
 //
 // Node's test runner enables an async hook for the whole run (harness.js, setup()), with an init
 // and a destroy callback, to learn which test each asynchronous resource belongs to. With that
@@ -14,7 +15,7 @@
 // left alone. The one thing lost: an uncaught exception or unhandled rejection raised
 // asynchronously inside a test is reported as a top-level failure of the run (exit code 1, "a
 // resource generated asynchronous activity...") instead of a failure of that test. The run fails
-// either way. Files run by name (npm test -- FILE) get the runner as it is, with its exact blame.
+// either way. One file run by name (npm test -- FILE) gets the runner as it is, with its exact blame.
 //
 // It applies only when the harness calls createHook as Node 20 to 26 do (from
 // internal/test_runner/harness, with init and destroy callbacks), and AsyncResource is the class

@@ -10,8 +10,9 @@
 // lanes, balanced by the time each file took (test/durations.json, written by `npm run
 // test:durations`; a file not listed counts as the median), and each lane's files are one bundle,
 // a module that imports them (bundled()). A file whose first lines say `// test-runner: own
-// process` (it patches a global, or measures its process) runs alone, at the head of a lane, as
-// do the files named on the command line. PGlite databases
+// process` (it patches a global, or measures its process) runs alone, at the head of a lane.
+// Several files named on the command line (or a folder) are planned the same way; one file named
+// runs alone, with node's runner as it is (scripts/test-harness-hook.mjs). PGlite databases
 // are lent and given back within a process (test/helpers/db.ts).
 //
 // Node 20's runner needs the .ts files named one by one: given a folder, or nothing, it looks
@@ -122,10 +123,13 @@ const typecheck =
         ),
       )
     : Promise.resolve(0);
-const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : [...new Set(files)];
+// several files (a folder, or the whole suite) are planned in lanes and bundled; one file runs alone
+const named = [...new Set(files)];
+const planned = everything || named.length > 1;
+const list = everything ? bundled(testFiles(join(root, 'test')).sort()) : planned ? bundled(named) : named;
 // each bundle module leaves a mark once its files are loaded: a runner that leaves a file out
 // without a word (Node 26's leaves out any path under node_modules, and passed) fails the run
-const marks = everything ? list.map((f) => `${f}.ran`) : [];
+const marks = planned ? list.map((f) => `${f}.ran`) : [];
 const tests = await exitOf(
   spawn(
     process.execPath,
@@ -133,7 +137,7 @@ const tests = await exitOf(
       '--import',
       'tsx',
       // the whole suite: node's runner without its per-promise async hook (scripts/test-harness-hook.mjs)
-      ...(everything ? ['--import', pathToFileURL(join(root, 'scripts', 'test-harness-hook.mjs')).href] : []),
+      ...(planned ? ['--import', pathToFileURL(join(root, 'scripts', 'test-harness-hook.mjs')).href] : []),
       '--test',
       `--test-concurrency=${CONCURRENCY}`,
       '--test-reporter=spec',
@@ -202,9 +206,9 @@ function bundled(all) {
   }
   // not under node_modules: Node 26's runner leaves out every file there, even one named to it
   // (it ran the two own-process files only, and passed)
-  const dir = join(root, '.cache', 'test-bundles');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // a folder of this run's own: a run may start another (test/cli/test-runner.test.ts does), and
+  // runs in other terminals may share the checkout; the folders of runs that ended go
+  const dir = bundleDir();
   // a file that needs a process of its own is a bundle of one, so that it leaves its mark too
   const alone = ownFirst.map((f, i) => {
     const file = join(dir, `own-${String(i + 1).padStart(2, '0')}.test.mjs`);
@@ -233,6 +237,30 @@ function writeBundle(file, testFiles) {
       `import { writeFileSync } from 'node:fs';\n${lines.join('\n')}\n` +
       `writeFileSync(${JSON.stringify(`${file}.ran`)}, '');\n`,
   );
+}
+
+/** `.cache/test-bundles/<pid>`, new; the folders of runs no longer running are removed (they
+ *  remove their own when they end, unless killed). */
+function bundleDir() {
+  const parent = join(root, '.cache', 'test-bundles');
+  mkdirSync(parent, { recursive: true });
+  for (const name of readdirSync(parent)) {
+    if (/^\d+$/.test(name) && Number(name) !== process.pid && alive(Number(name))) continue;
+    rmSync(join(parent, name), { recursive: true, force: true });
+  }
+  const dir = join(parent, String(process.pid));
+  mkdirSync(dir, { recursive: true });
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }
 
 function loadDurations() {
