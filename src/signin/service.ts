@@ -53,6 +53,7 @@ import {
   type RelyingParty,
   registrationOptions,
   relyingParty,
+  userHandleMatches,
 } from './webauthn.js';
 import { randomUUID } from 'node:crypto';
 import { nameProblem } from '../text.js';
@@ -662,6 +663,7 @@ export class SignInService {
         `This sign-in is for ${signInFor.email} only, and this passkey is another account's. Use that account's passkey or password.`,
         'passkey of another account than the one named',
       );
+    if (!userHandleMatches(posted, passkey.userId)) return fail(PASSKEY_INVALID, 'passkey answer with the user handle of another account');
     const checked = await checkAuthentication(this.rp, challenge.challenge, posted, passkey);
     if (!checked.ok) return fail(checked.userVerification ? PASSKEY_NOT_VERIFIED : PASSKEY_INVALID, `passkey refused: ${checked.reason}`);
     if (!owner.active) return fail(PASSKEY_UNKNOWN, 'passkey of a disabled account');

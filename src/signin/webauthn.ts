@@ -104,6 +104,14 @@ export function postedCredential(raw: string | undefined): PostedCredential | un
   return { id, json: json as Record<string, unknown> };
 }
 
+/** Whether the answer's user handle, if it carries one, is the passkey owner's (WebAuthn §7.2
+ *  step 6: the handle the credential was made with, this service's user id). */
+export function userHandleMatches(posted: PostedCredential, userId: string): boolean {
+  const handle = (posted.json.response as Record<string, unknown> | undefined)?.userHandle;
+  if (handle === undefined || handle === null || handle === '') return true;
+  return typeof handle === 'string' && Buffer.from(handle, 'base64url').toString('utf8') === userId;
+}
+
 export type Checked<T> = { ok: true; value: T } | { ok: false; userVerification: boolean; reason: string };
 
 /** Checks a registration's answer: this challenge, this origin and RP id, the user verified. */

@@ -180,7 +180,7 @@ for (const engine of engines()) {
       assert.match(refusedTwice.message, /expired or was already answered/);
     });
 
-    it('refuses an answer made for another origin or another RP id', async () => {
+    it('refuses an answer made for another origin or another RP id, or naming another user', async () => {
       const { auth } = await withPasskey('pk-origin@example.com');
       const b = new PageClient(t);
       let page = await b.get('/login');
@@ -197,6 +197,13 @@ for (const engine of engines()) {
       const wrongRp = await b.post('/login/passkey', { _csrf: b.csrf(page), response: otherRp.assert(passkeyOptionsIn(page.text, 'get')!) });
       assert.equal(wrongRp.status, 400);
       assert.match(wrongRp.text, /not valid for this site/);
+      // the user handle of another account (the credential's own id otherwise): refused
+      page = await b.get('/login');
+      const handled = JSON.parse(auth.assert(passkeyOptionsIn(page.text, 'get')!));
+      handled.response.userHandle = Buffer.from('00000000-0000-0000-0000-000000000001').toString('base64url');
+      const otherHandle = await b.post('/login/passkey', { _csrf: b.csrf(page), response: JSON.stringify(handled) });
+      assert.equal(otherHandle.status, 400);
+      assert.match(otherHandle.text, /not valid for this site/);
       const failures = (await events('user.sign_in_failed')).filter((e) => (e.details as Record<string, unknown>).factor === 'passkey');
       assert.ok(failures.length >= 2, 'each refused answer is in the trail');
     });
@@ -279,6 +286,41 @@ for (const engine of engines()) {
         if (status === 429) break;
       }
       assert.equal(status, 429, 'the sixth wrong answer waits');
+    });
+
+    it('a device login signs in with the passkey of the account the CLI named, and no other', async () => {
+      const { auth } = await withPasskey('pk-device@example.com');
+      const { auth: stranger } = await withPasskey('pk-device-other@example.com');
+      const started = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/device/code',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ client_id: 'gatehouse-cli', login_hint: 'pk-device@example.com' }).toString(),
+        remoteAddress: '203.0.113.80',
+      });
+      const { user_code } = started.body as { user_code: string };
+      const b = new PageClient(t, undefined, '198.51.100.80');
+      let page = await b.get(`/device?user_code=${user_code}`);
+      await b.post('/device', { _csrf: b.csrf(page), user_code });
+      page = await b.get('/login');
+      assert.match(page.text, /Enter your password/);
+      assert.match(page.text, /Sign in with a passkey instead/);
+      // another account's passkey at the named account's password step: refused
+      const other = await b.post('/login/passkey', { _csrf: b.csrf(page), response: stranger.assert(passkeyOptionsIn(page.text, 'get')!) });
+      assert.equal(other.status, 400);
+      assert.match(other.text, /another account/);
+      // back at the e-mail step (the address fixed), another account's passkey is refused too
+      await t.service.services.signIn.restart((await t.service.services.sessions.find(b.cookie))!);
+      page = await b.get('/login');
+      const fixed = await b.post('/login/passkey', { _csrf: b.csrf(page), response: stranger.assert(passkeyOptionsIn(page.text, 'get')!) });
+      assert.equal(fixed.status, 400);
+      assert.match(fixed.text, /This sign-in is for pk-device@example\.com only/);
+      // the named account's passkey signs in, and goes on to the approval
+      page = await b.get('/login');
+      const done = await b.post('/login/passkey', { _csrf: b.csrf(page), response: auth.assert(passkeyOptionsIn(page.text, 'get')!) });
+      assert.equal(done.status, 303, done.text);
+      assert.match(String(done.headers.location), /^\/device\/approve\?user_code=/);
+      assert.match((await b.get(String(done.headers.location))).text, /Yes, approve|Approve/);
     });
 
     it('an administrator reset, and deleting the user, remove the passkeys', async () => {
