@@ -27,6 +27,28 @@ describe('passkeys: the relying party', () => {
   });
 });
 
+describe('passkeys with a base URL on an IP address', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ engine: 'pglite', env: { GATEHOUSE_BASE_URL: 'http://127.0.0.1:8080' } });
+  });
+  after(() => t.close());
+
+  it('are not offered (WebAuthn takes no IP address as RP id), and an answer posted anyway is refused', async () => {
+    const { client } = await signedInUser(t, 'pk-ip@example.com');
+    const account = await client.get('/console/account');
+    assert.equal(passkeyOptionsIn(account.text, 'create'), undefined, 'no form to add one');
+    assert.doesNotMatch(String(account.headers['content-security-policy']), /script-src/);
+    const b = new PageClient(t);
+    const page = await b.get('/login');
+    assert.equal(passkeyOptionsIn(page.text, 'get'), undefined, 'no passkey button');
+    assert.doesNotMatch(page.text, /<script/);
+    const refused = await b.post('/login/passkey', { _csrf: b.csrf(page), response: '{"id":"abc"}' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /Passkeys are not available on this service/);
+  });
+});
+
 for (const engine of engines()) {
   describe(`passkeys (${engine})`, () => {
     let t: TestApp;
