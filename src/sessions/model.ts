@@ -9,7 +9,8 @@ export type SignInStep =
   | { step: 'email' }
   /** `userId` is empty for an address without an account (the password step fails as for a wrong password) */
   | { step: 'password'; userId: string; email: string }
-  | { step: 'totp'; userId: string }
+  /** `passkeys`: the account has passkeys (one may answer in place of a code) */
+  | { step: 'totp'; userId: string; passkeys?: boolean }
   /** `pendingSecret`: the authenticator being enrolled, sealed, until a first code confirms it;
    *  `since`: when the step began (ISO): a reset of the account after it voids the step */
   | { step: 'enrol'; userId: string; since: string; pendingSecret?: string }

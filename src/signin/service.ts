@@ -46,7 +46,9 @@ import {
   challengeHolds,
   checkAuthentication,
   checkRegistration,
+  newChallenge,
   PASSKEY_NAME_MAX,
+  PASSKEY_PROMPT_MS,
   postedCredential,
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
@@ -172,7 +174,11 @@ export class SignInService {
       await this.sessions.patchState(current, { set: { returnTo } });
       return { session: { ...current, state: { ...current.state, returnTo } } };
     }
-    const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
+    // the e-mail step's passkey challenge made with the session (one insert, no update to show it)
+    const passkeyChallenge = this.rp
+      ? { passkeyChallenge: { challenge: newChallenge(), purpose: 'signIn' as const, userId: null, issuedAt: this.clock.now().toISOString() } }
+      : {};
+    const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}), ...passkeyChallenge });
     return { session: issued.session, issued };
   }
 
@@ -284,7 +290,7 @@ export class SignInService {
     const signIn =
       user.totpSecretSealed === null
         ? { step: 'enrol' as const, userId: user.id, since: this.clock.now().toISOString() }
-        : { step: 'totp' as const, userId: user.id };
+        : { step: 'totp' as const, userId: user.id, ...(user.hasPasskeys ? { passkeys: true } : {}) };
     const issued = await this.sessions.rotate(session, { ...session.state, signIn });
     return issued ? { kind: 'next', step: signIn.step, issued } : { kind: 'restart' };
   }
@@ -601,7 +607,8 @@ export class SignInService {
    * session (replacing any earlier one): at the e-mail and password steps any passkey of this site
    * (without a password; no account's passkeys are listed before a password passed, which would
    * tell that the address has an account), at the code step the account's own (in place of a
-   * code). Undefined where no passkey can be used.
+   * code). Undefined where no passkey can be used. A challenge the session holds for the same
+   * step, with time enough left for the browser's prompt, is shown again rather than replaced.
    */
   async passkeySignInOptions(session: Session): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
     const step = session.state.signIn ?? { step: 'email' as const };
@@ -609,15 +616,19 @@ export class SignInService {
     let allowed: Passkey[] = [];
     let userId: string | null = null;
     if (step.step === 'totp') {
+      // known at the password step (the account's record says whether it has any): no read for those without
+      if (!step.passkeys) return undefined;
       allowed = await this.store.passkeys.listPasskeys(step.userId);
       if (allowed.length === 0) return undefined;
       userId = step.userId;
     } else if (step.step !== 'email' && step.step !== 'password') return undefined;
-    const options = await authenticationOptions(this.rp, allowed);
-    await this.sessions.patchState(session, {
-      set: { passkeyChallenge: { challenge: options.challenge, purpose: 'signIn', userId, issuedAt: this.clock.now().toISOString() } },
-    });
-    return options;
+    const now = this.clock.now();
+    const live = session.state.passkeyChallenge;
+    const reuse = challengeHolds(live, 'signIn', now, PASSKEY_PROMPT_MS) && live.userId === userId;
+    const challenge = reuse ? live.challenge : newChallenge();
+    if (!reuse)
+      await this.sessions.patchState(session, { set: { passkeyChallenge: { challenge, purpose: 'signIn', userId, issuedAt: now.toISOString() } } });
+    return authenticationOptions(this.rp, allowed, challenge);
   }
 
   /**

@@ -9,6 +9,8 @@ export interface SignInRecord {
   totpLastStep: number | null;
   /** false when the user is disabled or its tenant is */
   active: boolean;
+  /** whether the user has a passkey (the code step offers it) */
+  hasPasskeys: boolean;
 }
 
 export interface SetupRecord {

@@ -7,6 +7,7 @@
 // update (PasskeyStore.recordPasskeyUse), after the signature held, so that two requests racing
 // with one response cannot both pass, and a counter that does not increase is known as such (a
 // cloned authenticator, WebAuthn §6.1.1) rather than as any other failure.
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
   generateAuthenticationOptions,
@@ -21,8 +22,16 @@ import type { Passkey } from './store.js';
 
 export type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON };
 
-/** how long a challenge (and the browser's prompt) lasts */
-export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
+/** how long the browser's prompt lasts */
+export const PASSKEY_PROMPT_MS = 5 * 60_000;
+/** how long a challenge holds in its session: a page shows one with at least PASSKEY_PROMPT_MS
+ *  left, so a page rendered again within that reuses it (no write per page view) */
+export const PASSKEY_CHALLENGE_TTL_MS = 2 * PASSKEY_PROMPT_MS;
+
+/** A new challenge: 32 random bytes, base64url. */
+export function newChallenge(): string {
+  return randomBytes(32).toString('base64url');
+}
 /** the longest name a person gives a passkey */
 export const PASSKEY_NAME_MAX = 64;
 
@@ -46,10 +55,10 @@ export function relyingParty(baseUrl: string, name: string): RelyingParty | unde
 export type PasskeyChallenge = NonNullable<SessionState['passkeyChallenge']>;
 
 /** Whether a challenge taken from the session may be answered now, for this purpose and account. */
-export function challengeHolds(c: PasskeyChallenge | undefined, purpose: PasskeyChallenge['purpose'], now: Date): c is PasskeyChallenge {
+export function challengeHolds(c: PasskeyChallenge | undefined, purpose: PasskeyChallenge['purpose'], now: Date, leftMs = 0): c is PasskeyChallenge {
   if (!c || c.purpose !== purpose || typeof c.challenge !== 'string') return false;
   const age = now.getTime() - Date.parse(c.issuedAt);
-  return age >= 0 && age <= PASSKEY_CHALLENGE_TTL_MS;
+  return age >= 0 && age <= PASSKEY_CHALLENGE_TTL_MS - leftMs;
 }
 
 export function registrationOptions(
@@ -63,7 +72,7 @@ export function registrationOptions(
     userName: user.email,
     userID: new TextEncoder().encode(user.id),
     userDisplayName: user.email,
-    timeout: PASSKEY_CHALLENGE_TTL_MS,
+    timeout: PASSKEY_PROMPT_MS,
     attestationType: 'none',
     // the same authenticator is not registered twice
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
@@ -74,10 +83,12 @@ export function registrationOptions(
 
 /** The options of a sign-in step: `allowed` lists the passkeys of the account signing in (after
  *  its password); empty, the browser offers any passkey it has for this site. */
-export function authenticationOptions(rp: RelyingParty, allowed: Passkey[]): Promise<PublicKeyCredentialRequestOptionsJSON> {
+export function authenticationOptions(rp: RelyingParty, allowed: Passkey[], challenge: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
     rpID: rp.id,
-    timeout: PASSKEY_CHALLENGE_TTL_MS,
+    // as bytes: a string would be taken as UTF-8 text and encoded again
+    challenge: new Uint8Array(Buffer.from(challenge, 'base64url')),
+    timeout: PASSKEY_PROMPT_MS,
     userVerification: 'required',
     allowCredentials: allowed.map((p) => ({ id: p.credentialId, transports: p.transports })),
   });

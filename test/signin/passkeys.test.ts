@@ -202,6 +202,24 @@ for (const engine of engines()) {
       assert.match(refusedTwice.message, /expired or was already answered/);
     });
 
+    it('a challenge lives 10 minutes in its session: shown again while it leaves 5 for the prompt, refused after', async () => {
+      const { auth } = await withPasskey('pk-ttl@example.com');
+      const b = new PageClient(t);
+      const first = passkeyOptionsIn((await b.get('/login')).text, 'get')!.challenge;
+      t.clock.advance(4 * 60_000);
+      assert.equal(passkeyOptionsIn((await b.get('/login')).text, 'get')!.challenge, first, 'the same page again: the same challenge');
+      t.clock.advance(2 * 60_000);
+      assert.notEqual(passkeyOptionsIn((await b.get('/login')).text, 'get')!.challenge, first, 'less than the prompt’s 5 minutes left: a new one');
+      // answered after 10 minutes (within the anonymous session's 15): refused
+      const c = new PageClient(t, undefined, '203.0.113.64');
+      const page = await c.get('/login');
+      const answer = auth.assert(passkeyOptionsIn(page.text, 'get')!);
+      t.clock.advance(10 * 60_000 + 1000);
+      const late = await c.post('/login/passkey', { _csrf: c.csrf(page), response: answer });
+      assert.equal(late.status, 400);
+      assert.match(late.text, /expired or was already answered/);
+    });
+
     it('refuses an answer made for another origin or another RP id, or naming another user', async () => {
       const { auth } = await withPasskey('pk-origin@example.com');
       const b = new PageClient(t);
