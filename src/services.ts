@@ -123,7 +123,7 @@ export function createServices(deps: {
       allowPrivateUrls: config.ssoAllowPrivateUrls,
     }),
     // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
-    signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName }),
+    signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName, baseUrl: config.baseUrl }),
     ssoSignIn,
     audit: new AuditService(store, clock),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),

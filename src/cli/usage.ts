@@ -65,9 +65,9 @@ which it used. Links that createUser returns are the server's own.
   disable  stops a user: sessions and tokens stop working at once, and stay
            dead if the user is enabled again
   enable   lets a disabled user sign in again
-  reset    clears a user's password, authenticator and recovery codes, ends
-           its tokens, and prints a new set-up link (a lost authenticator, or
-           an administrator locked out)
+  reset    clears a user's password, authenticator, recovery codes and
+           passkeys, ends its tokens, and prints a new set-up link (a lost
+           authenticator, or an administrator locked out)
 `;
 
 /** The settings `users` reads (its --help lists them). */

@@ -22,7 +22,7 @@ import { INTROSPECTION_PATH, introspectionEndpoint } from './oauth/introspection
 import { REVOCATION_PATH, revocationEndpoint } from './oauth/revocation-endpoint.js';
 import { oauthScope } from './oauth/scope.js';
 import { TOKEN_PATH, tokenEndpoint, tokenEndpointPostOnly } from './oauth/token-endpoint.js';
-import { copyScript, stylesheet } from './pages/assets.js';
+import { copyScript, passkeyScript, stylesheet } from './pages/assets.js';
 import { credentialPages } from './pages/console/credentials.js';
 import { userPages } from './pages/console/users.js';
 import { accountPages } from './pages/console/account.js';
@@ -35,6 +35,8 @@ import {
   ACCOUNT_PASSWORD_PATH,
   ACCOUNT_PATH,
   ACCOUNT_RECOVERY_CODES_PATH,
+  ACCOUNT_PASSKEYS_PATH,
+  ACCOUNT_PASSKEY_REMOVE_PATH,
   ACCOUNT_SESSIONS_PATH,
   AUDIT_PATH,
   CONSOLE_PATH,
@@ -73,6 +75,7 @@ import { ssoPages as ssoConsolePages } from './pages/console/sso.js';
 import { tenantForms } from './pages/console/tenant-forms.js';
 import { tenantPages } from './pages/console/tenants.js';
 import { COPY_SCRIPT_PATH } from './pages/copy-script.js';
+import { PASSKEY_SCRIPT_PATH } from './pages/passkey-script.js';
 import { devicePages } from './pages/device-pages.js';
 import { STYLESHEET_PATH } from './pages/html.js';
 import { pageScope } from './pages/page-scope.js';
@@ -196,15 +199,17 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await app.register(async (pages) => {
     const kit = pageScope(pages, { services, baseUrl: config.baseUrl, vendor: config.vendorName, region: config.region });
 
-    // their files: GET /ui/gatehouse.css, GET /ui/copy.js
+    // their files: GET /ui/gatehouse.css, GET /ui/copy.js, GET /ui/passkey.js
     pages.get(STYLESHEET_PATH, stylesheet);
     pages.get(COPY_SCRIPT_PATH, copyScript);
+    pages.get(PASSKEY_SCRIPT_PATH, passkeyScript);
 
     // sign-in (pages/sign-in-pages.ts)
     const signIn = signInPages(kit);
     pages.get('/login', signIn.form);
     pages.post('/login', signIn.submit);
     pages.post('/login/restart', signIn.restart);
+    pages.post('/login/passkey', signIn.passkey);
     pages.get('/login/setup', signIn.openSetup);
     pages.post('/login/setup', signIn.confirmSetup);
     pages.post('/login/setup/cancel', signIn.cancelSetup);
@@ -282,6 +287,9 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
       scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
       scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
+      scope.post(ACCOUNT_PASSKEYS_PATH, account.addPasskey); // /console/account/passkeys
+      scope.get(ACCOUNT_PASSKEY_REMOVE_PATH, account.confirmPasskeyRemoval); // /console/account/passkeys/remove
+      scope.post(ACCOUNT_PASSKEY_REMOVE_PATH, account.removePasskey);
       // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
       const ssoConsole = ssoConsolePages(c);
       scope.get(SSO_PATH, ssoConsole.list); // /console/sso

@@ -9,7 +9,8 @@ export type SignInStep =
   | { step: 'email' }
   /** `userId` is empty for an address without an account (the password step fails as for a wrong password) */
   | { step: 'password'; userId: string; email: string }
-  | { step: 'totp'; userId: string }
+  /** `passkeys`: the account has passkeys (one may answer in place of a code) */
+  | { step: 'totp'; userId: string; passkeys?: boolean }
   /** `pendingSecret`: the authenticator being enrolled, sealed, until a first code confirms it;
    *  `since`: when the step began (ISO): a reset of the account after it voids the step */
   | { step: 'enrol'; userId: string; since: string; pendingSecret?: string }
@@ -39,6 +40,10 @@ export interface SessionState {
    *  until a first code from it confirms it */
   /** a new authenticator waiting for its first code (signin/service.ts), sealed; since when (ISO time) */
   reenrol?: { pendingSecret: string; since?: string };
+  /** a passkey challenge waiting for the browser's answer (signin/webauthn.ts): taken out when
+   *  answered (one answer per challenge); 'register' on the account page, 'signIn' at a sign-in
+   *  step; for one account (`userId`) or any (null); made at `issuedAt` (ISO) */
+  passkeyChallenge?: { challenge: string; purpose: 'register' | 'signIn'; userId: string | null; issuedAt: string };
   /** a message for the next console page, shown once (what a redirect after a change reports;
    *  never a secret) */
   notice?: string;
@@ -78,6 +83,8 @@ export interface SessionLifecycle {
   start(state?: SessionState): Promise<IssuedSession>;
   /** sets and removes the keys a step means; every other key of the session stays */
   patchState(session: Session, patch: SessionStatePatch): Promise<void>;
+  /** takes one key out of the state: its value to the one request that took it (single use) */
+  takeState<K extends keyof SessionState>(session: Session, key: K): Promise<SessionState[K] | undefined>;
   /** the anonymous session goes on under a new id (a step raised trust); undefined if it is gone */
   rotate(previous: Session, state: SessionState): Promise<IssuedSession | undefined>;
   /** every factor passed: a signed-in session under a new id */

@@ -8,6 +8,11 @@
 // on under a new session id, and the session that results from the last factor is a new one too.
 // A refusal is returned as a value (errors.ts, Refusal), as every browser flow's is.
 //
+// A passkey (webauthn.ts; docs/users.md "Passkeys") answers the code step in place of a code, or,
+// at the e-mail or password step, signs a person in without a password (verified by the
+// authenticator, it counts as both factors). Its challenge lives in the session until answered,
+// once; its attempts are counted as codes are.
+//
 // Nothing says whether an address has an account: an unknown address goes on to the password
 // step and fails there with the same words, after the same password-hashing work, under the same
 // counts. Every guess (password, code) is counted before it is checked (attempts/gate.ts), so no
@@ -35,13 +40,33 @@ import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users
 import { RECOGNISED_DAYS } from './recognised-browser.js';
 import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { SignInRecord, SignInStore } from './store.js';
+import type { Passkey, PasskeyStore, SignInRecord, SignInStore } from './store.js';
+import {
+  authenticationOptions,
+  challengeHolds,
+  checkAuthentication,
+  checkRegistration,
+  newChallenge,
+  PASSKEY_NAME_MAX,
+  PASSKEY_PROMPT_MS,
+  postedCredential,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RelyingParty,
+  registrationOptions,
+  relyingParty,
+  userHandleMatches,
+} from './webauthn.js';
+import { randomUUID } from 'node:crypto';
+import { nameProblem } from '../text.js';
+import { UUID_PATTERN } from '../ids.js';
 
 /** how long a new authenticator waits, in its session, for its first code (then: start again) */
 export const REENROL_TTL_MS = 10 * 60_000;
 
 export interface SignInStores extends AttemptStores {
   signIn: SignInStore;
+  passkeys: PasskeyStore;
   audit: AuditStore;
   /** a changed password or authenticator ends the person's other sessions */
   sessions: Pick<SessionStore, 'deleteOtherUserSessions'>;
@@ -107,12 +132,24 @@ export type SetupOpening =
 const WRONG_PASSWORD = 'The e-mail address or the password is wrong.';
 const WRONG_CODE = 'That code is not right, or it was already used. Wait for the next code and try again.';
 const WRONG_RECOVERY_CODE = 'That recovery code is not right, or it was already used. Each recovery code works once; try another one.';
+const PASSKEY_EXPIRED = 'This passkey request expired or was already answered. Try again: your browser asks for the passkey anew.';
+const PASSKEY_NO_ANSWER = 'No answer from a passkey came with the form. Use the passkey button again, and complete what your browser asks.';
+const PASSKEY_UNKNOWN =
+  'This passkey is not registered here: it was removed, or it is for another service. Sign in with your password and authenticator code instead.';
+const PASSKEY_NOT_THIS_ACCOUNT = "This passkey is another account's. Use the passkey of the account you are signing in to, or your code.";
+const PASSKEY_INVALID = "The passkey's answer was not valid for this site (made for another address, or altered). Try again, or use your code.";
+const PASSKEY_NOT_VERIFIED =
+  'Your passkey did not verify you (no PIN, fingerprint or face was checked). Use a passkey that asks for one, or sign in with your password and code.';
+const PASSKEY_CLONED =
+  'This passkey was refused: its signature counter went backwards, a sign that it was copied to another device. Sign in with your password and authenticator code, then remove this passkey on your account page and add it again. Your administrators can see the event.';
 /** looked up in place of an account that does not exist, so that it costs the same reads */
 const NO_USER = '00000000-0000-0000-0000-000000000000';
 
 export class SignInService {
   private dummyHash: Promise<string> | undefined;
   private readonly gate: AttemptGate;
+  /** undefined when the base URL's host is an IP address: no passkeys then */
+  private readonly rp: RelyingParty | undefined;
 
   constructor(
     private readonly store: Transactional<SignInStores>,
@@ -120,9 +157,10 @@ export class SignInService {
     private readonly sso: SsoSignInHalf,
     private readonly box: SealedBox,
     private readonly clock: Clock,
-    private readonly settings: { issuer: string },
+    private readonly settings: { issuer: string; baseUrl: string },
   ) {
     this.gate = new AttemptGate(store, clock);
+    this.rp = relyingParty(settings.baseUrl, settings.issuer);
   }
 
   /**
@@ -136,7 +174,11 @@ export class SignInService {
       await this.sessions.patchState(current, { set: { returnTo } });
       return { session: { ...current, state: { ...current.state, returnTo } } };
     }
-    const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}) });
+    // the e-mail step's passkey challenge made with the session (one insert, no update to show it)
+    const passkeyChallenge = this.rp
+      ? { passkeyChallenge: { challenge: newChallenge(), purpose: 'signIn' as const, userId: null, issuedAt: this.clock.now().toISOString() } }
+      : {};
+    const issued = await this.sessions.start({ signIn: { step: 'email' }, ...(returnTo ? { returnTo } : {}), ...passkeyChallenge });
     return { session: issued.session, issued };
   }
 
@@ -248,7 +290,7 @@ export class SignInService {
     const signIn =
       user.totpSecretSealed === null
         ? { step: 'enrol' as const, userId: user.id, since: this.clock.now().toISOString() }
-        : { step: 'totp' as const, userId: user.id };
+        : { step: 'totp' as const, userId: user.id, ...(user.hasPasskeys ? { passkeys: true } : {}) };
     const issued = await this.sessions.rotate(session, { ...session.state, signIn });
     return issued ? { kind: 'next', step: signIn.step, issued } : { kind: 'restart' };
   }
@@ -553,6 +595,196 @@ export class SignInService {
     return undefined;
   }
 
+  // ---- Passkeys (webauthn.ts; docs/users.md "Passkeys") ----
+
+  /** Whether this deployment offers passkeys (its base URL names a host, not an IP address). */
+  get passkeysOffered(): boolean {
+    return this.rp !== undefined;
+  }
+
+  /**
+   * The options of the passkey button of the step the session is at, its challenge kept in the
+   * session (replacing any earlier one): at the e-mail and password steps any passkey of this site
+   * (without a password; no account's passkeys are listed before a password passed, which would
+   * tell that the address has an account), at the code step the account's own (in place of a
+   * code). Undefined where no passkey can be used. A challenge the session holds for the same
+   * step, with time enough left for the browser's prompt, is shown again rather than replaced.
+   */
+  async passkeySignInOptions(session: Session): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
+    const step = session.state.signIn ?? { step: 'email' as const };
+    if (!this.rp) return undefined;
+    let allowed: Passkey[] = [];
+    let userId: string | null = null;
+    if (step.step === 'totp') {
+      // known at the password step (the account's record says whether it has any): no read for those without
+      if (!step.passkeys) return undefined;
+      allowed = await this.store.passkeys.listPasskeys(step.userId);
+      if (allowed.length === 0) return undefined;
+      userId = step.userId;
+    } else if (step.step !== 'email' && step.step !== 'password') return undefined;
+    const now = this.clock.now();
+    const live = session.state.passkeyChallenge;
+    const reuse = challengeHolds(live, 'signIn', now, PASSKEY_PROMPT_MS) && live.userId === userId;
+    const challenge = reuse ? live.challenge : newChallenge();
+    if (!reuse)
+      await this.sessions.patchState(session, { set: { passkeyChallenge: { challenge, purpose: 'signIn', userId, issuedAt: now.toISOString() } } });
+    return authenticationOptions(this.rp, allowed, challenge);
+  }
+
+  /**
+   * A passkey's answer was posted at a sign-in step: at the code step, the second factor of the
+   * account whose password passed; at the e-mail or password step, a sign-in without a password
+   * (the account is the passkey's; at the password step it must be the one typed, for a sign-in
+   * for one account the one named). Counted as a code is, before its signature is checked.
+   */
+  async passkey(session: Session, rawResponse: string, attempt: Attempt): Promise<Outcome> {
+    const step = session.state.signIn ?? { step: 'email' as const };
+    if (step.step !== 'email' && step.step !== 'password' && step.step !== 'totp') return { kind: 'restart' };
+    // one answer per challenge, whatever it comes to
+    const challenge = await this.sessions.takeState(session, 'passkeyChallenge');
+    const now = this.clock.now();
+    if (!this.rp)
+      return refusal(400, 'Passkeys are not available on this service. Sign in with your password.', { reason: 'passkeys off: IP base URL' });
+    if (!challengeHolds(challenge, 'signIn', now) || challenge.userId !== (step.step === 'totp' ? step.userId : null))
+      return refusal(400, PASSKEY_EXPIRED, { reason: 'passkey challenge missing, expired or of another step' });
+    const posted = postedCredential(rawResponse);
+    if (!posted) return refusal(400, PASSKEY_NO_ANSWER, { reason: 'passkey answer unreadable' });
+    const passkey = await this.store.passkeys.findPasskeyByCredentialId(posted.id);
+    const owner = passkey ? await this.store.signIn.findSignInRecordById(passkey.userId) : undefined;
+    const secondFactor = step.step === 'totp';
+    // the account this attempt is counted under: the sign-in's, else the passkey's, else the address only
+    const counted = secondFactor ? await this.store.signIn.findSignInRecordById(step.userId) : owner;
+    if (secondFactor && !counted?.active) return { kind: 'restart' };
+    const reservation = counted
+      ? await this.gate.reserve(await this.attemptKeys(emailKey(counted.email), counted, attempt, 'code'))
+      : await this.gate.reserve([['address', addressPrefix(attempt.address)]]);
+    if (reservation.kind === 'wait') return waitOutcome(reservation);
+    const fail = async (message: string, reason: string, user: SignInRecord | undefined = counted) => {
+      await this.failed(user, reservation);
+      await this.attemptEvent(user, user?.email ?? '', attempt, 'passkey', 'failure', { passwordless: !secondFactor, why: reason.slice(0, 200) });
+      return refusal(400, message, { reason });
+    };
+    if (!passkey || !owner) return fail(PASSKEY_UNKNOWN, 'passkey not registered (removed, or never here)');
+    if (secondFactor && passkey.userId !== step.userId) return fail(PASSKEY_NOT_THIS_ACCOUNT, 'passkey of another account at the code step');
+    if (step.step === 'password' && passkey.userId !== step.userId)
+      return fail(PASSKEY_NOT_THIS_ACCOUNT, 'passkey of another account than the one typed');
+    const signInFor = session.state.signInFor;
+    if (!secondFactor && signInFor && emailKey(signInFor.email) !== owner.emailNormalized)
+      return fail(
+        `This sign-in is for ${signInFor.email} only, and this passkey is another account's. Use that account's passkey or password.`,
+        'passkey of another account than the one named',
+      );
+    if (!userHandleMatches(posted, passkey.userId)) return fail(PASSKEY_INVALID, 'passkey answer with the user handle of another account');
+    const checked = await checkAuthentication(this.rp, challenge.challenge, posted, passkey);
+    if (!checked.ok) return fail(checked.userVerification ? PASSKEY_NOT_VERIFIED : PASSKEY_INVALID, `passkey refused: ${checked.reason}`);
+    if (!owner.active) return fail(PASSKEY_UNKNOWN, 'passkey of a disabled account');
+    if (!secondFactor && (await this.sso.connectionFor(owner.email)))
+      return fail(
+        'Your organisation signs you in through its identity provider: enter your e-mail address to go there.',
+        'passkey of an SSO address',
+      );
+    if (!(await this.store.passkeys.recordPasskeyUse(passkey.id, checked.value.counter, now))) {
+      const still = await this.store.passkeys.findPasskeyByCredentialId(posted.id);
+      if (!still) return fail(PASSKEY_UNKNOWN, 'passkey removed while signing in');
+      // WebAuthn §6.1.1: a signature counter that did not increase is a sign of a cloned authenticator
+      await this.store.audit.insertEvent({
+        ...userEvent(owner, now, 'passkey.clone_suspected', {
+          passkey_id: passkey.id,
+          name: passkey.name,
+          stored_counter: still.counter,
+          presented_counter: checked.value.counter,
+        }),
+        outcome: 'failure',
+        request: { id: attempt.requestId ?? '', address: attempt.address },
+      });
+      return fail(PASSKEY_CLONED, `passkey counter ${checked.value.counter} not above ${still.counter}: clone suspected`, owner);
+    }
+    const details = { passkey_id: passkey.id, passwordless: !secondFactor };
+    return this.finish(session, owner, attempt, reservation, undefined, { factor: 'passkey', details });
+  }
+
+  /** The signed-in person's passkeys (their account page). */
+  async passkeysOf(session: Session): Promise<Passkey[]> {
+    return session.userId ? await this.store.passkeys.listPasskeys(session.userId) : [];
+  }
+
+  /**
+   * The options of the account page's "Add a passkey" form, its challenge kept in the session;
+   * undefined when the person cannot add one (no passkeys here, or an account without an
+   * authenticator: single sign-on, or reset).
+   */
+  async passkeyRegistrationOptions(session: Session): Promise<PublicKeyCredentialCreationOptionsJSON | undefined> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!this.rp || !user?.active || !user.totpSecretSealed) return undefined;
+    const options = await registrationOptions(this.rp, user, await this.store.passkeys.listPasskeys(user.id));
+    await this.sessions.patchState(session, {
+      set: { passkeyChallenge: { challenge: options.challenge, purpose: 'register', userId: user.id, issuedAt: this.clock.now().toISOString() } },
+    });
+    return options;
+  }
+
+  /**
+   * A signed-in person adds a passkey: its name, a current code from their authenticator (a
+   * passkey signs in without a password: adding one asks what replacing the authenticator asks),
+   * and the browser's answer to the session's challenge, verified (this origin and RP id, the
+   * user verified). One transaction: the passkey and its audit event.
+   */
+  async registerPasskey(
+    session: Session,
+    form: { name: string; code: string; response: string },
+    attempt: Attempt,
+  ): Promise<{ kind: 'registered'; name: string } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.totpSecretSealed)
+      return refusal(
+        400,
+        'Your account has no authenticator: it signs in through single sign-on, or was reset. Passkeys are added beside an authenticator.',
+      );
+    const challenge = await this.sessions.takeState(session, 'passkeyChallenge');
+    if (!this.rp) return refusal(400, 'Passkeys are not available on this service.', { reason: 'passkeys off: IP base URL' });
+    const name = form.name.normalize('NFC').trim().replace(/\s+/g, ' ');
+    const problem = nameProblem(name, PASSKEY_NAME_MAX);
+    if (problem) return refusal(400, `The passkey's name ${problem}. Give it a name that says which device it is on, such as "Work laptop".`);
+    const now = this.clock.now();
+    if (!challengeHolds(challenge, 'register', now) || challenge.userId !== user.id)
+      return refusal(400, `${PASSKEY_EXPIRED.replace('Try again', 'Add it again')}`, { reason: 'passkey registration challenge missing or expired' });
+    const posted = postedCredential(form.response);
+    if (!posted) return refusal(400, PASSKEY_NO_ANSWER, { reason: 'passkey answer unreadable' });
+    const checkedCode = await this.currentCode(user, form.code, attempt);
+    if (checkedCode) return checkedCode;
+    const checked = await checkRegistration(this.rp, challenge.challenge, posted);
+    if (!checked.ok)
+      return refusal(400, checked.userVerification ? PASSKEY_NOT_VERIFIED : PASSKEY_INVALID, {
+        reason: `passkey registration refused: ${checked.reason}`,
+      });
+    const passkey: Passkey = { id: randomUUID(), userId: user.id, ...checked.value, name, createdAt: now, lastUsedAt: null };
+    const added = await this.store.transaction(async (tx) => {
+      if (!(await tx.passkeys.insertPasskey(passkey))) return false;
+      await tx.audit.insertEvent(userEvent(user, now, 'passkey.registered', { passkey_id: passkey.id, name }));
+      return true;
+    });
+    return added ? { kind: 'registered', name } : refusal(400, 'This passkey is registered already. Each passkey is added once.');
+  }
+
+  /** A signed-in person removes one of their passkeys (it no longer signs anyone in). */
+  async removePasskey(session: Session, id: string): Promise<{ kind: 'removed'; name: string } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active) return refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+    const removed = await this.store.transaction(async (tx) => {
+      const gone = UUID_PATTERN.test(id) ? await tx.passkeys.deletePasskey(user.id, id.toLowerCase()) : undefined;
+      if (gone) await tx.audit.insertEvent(userEvent(user, this.clock.now(), 'passkey.removed', { passkey_id: gone.id, name: gone.name }));
+      return gone;
+    });
+    return removed
+      ? { kind: 'removed', name: removed.name }
+      : refusal(404, 'You have no passkey with this id: it was removed already. Your passkeys are listed on your account page.');
+  }
+
+  /** One of the signed-in person's passkeys (the removal's confirmation names it). */
+  async passkeyOf(session: Session, id: string): Promise<Passkey | undefined> {
+    return (await this.passkeysOf(session)).find((p) => p.id === id);
+  }
+
   /** The address a set-up session is for (the page names the account), if the session is at that step. */
   async setupEmail(session: Session): Promise<string | undefined> {
     const step = session.state.signIn;
@@ -580,7 +812,14 @@ export class SignInService {
     return found?.active && found.setupExpiresAt && found.setupExpiresAt > this.clock.now() ? found : undefined;
   }
 
-  private async finish(session: Session, user: SignInRecord, attempt: Attempt, reservation: Reservation, notice?: string): Promise<Outcome> {
+  private async finish(
+    session: Session,
+    user: SignInRecord,
+    attempt: Attempt,
+    reservation: Reservation,
+    notice?: string,
+    how: { factor: 'second_factor' | 'passkey'; details?: Record<string, unknown> } = { factor: 'second_factor' },
+  ): Promise<Outcome> {
     const account = emailKey(user.email);
     const prefix = addressPrefix(attempt.address);
     if (reservation.kind === 'reserved') await this.gate.release(reservation);
@@ -596,7 +835,7 @@ export class SignInService {
       ['browser', `${digestOpaqueToken(browser).toString('hex')}|${user.id}`],
     ]);
     const returnTo = session.state.returnTo ?? '/console';
-    await this.attemptEvent(user, user.email, attempt, 'second_factor', 'success');
+    await this.attemptEvent(user, user.email, attempt, how.factor, 'success', how.details);
     const issued = await this.sessions.signIn(session, user.id, returnTo, [notice, elsewhere].filter(Boolean).join(' ') || undefined);
     return { kind: 'signedIn', issued, returnTo, browser };
   }
@@ -665,8 +904,9 @@ export class SignInService {
     user: SignInRecord | undefined,
     email: string,
     attempt: Attempt,
-    factor: 'password' | 'totp' | 'recovery_code' | 'second_factor',
+    factor: 'password' | 'totp' | 'recovery_code' | 'second_factor' | 'passkey',
     outcome: 'success' | 'failure',
+    more: Record<string, unknown> = {},
   ): Promise<void> {
     const known = user !== undefined;
     await this.store.audit.insertEvent({
@@ -677,7 +917,7 @@ export class SignInService {
       target: { kind: 'user', id: known ? user.id : 'unknown' },
       // an address with no account: its domain only. What was typed may be a password typed in
       // the wrong field, and the trail is read by people and exported to a SIEM.
-      details: known ? { factor } : { factor, emailDomain: emailDomainOf(email) },
+      details: known ? { factor, ...more } : { factor, ...more, emailDomain: emailDomainOf(email) },
       outcome,
       request: { id: attempt.requestId ?? '', address: attempt.address },
     });

@@ -9,6 +9,8 @@ export interface SignInRecord {
   totpLastStep: number | null;
   /** false when the user is disabled or its tenant is */
   active: boolean;
+  /** whether the user has a passkey (the code step offers it) */
+  hasPasskeys: boolean;
 }
 
 export interface SetupRecord {
@@ -62,4 +64,41 @@ export interface SignInStore {
   listSealedTotpSecrets(notUnderKeyId: string): Promise<{ userId: string; sealed: string }[]>;
   /** Replaces a sealed TOTP secret if it is still `previous` (another process may have re-sealed it); whether it did. */
   replaceSealedTotpSecret(userId: string, previous: string, sealed: string): Promise<boolean>;
+}
+
+/** A person's passkey (a WebAuthn credential; docs/users.md "Passkeys"). */
+export interface Passkey {
+  id: string;
+  userId: string;
+  /** the credential id as the authenticator gave it, base64url */
+  credentialId: string;
+  /** the COSE public key (not a secret) */
+  publicKey: Buffer;
+  /** the signature counter last accepted (0: the authenticator keeps none) */
+  counter: number;
+  /** the transports the browser reported at registration (hints for the next sign-in) */
+  transports: string[];
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+export interface PasskeyStore {
+  /** The user's passkeys, the oldest first. */
+  listPasskeys(userId: string): Promise<Passkey[]>;
+  /** The passkey with this credential id, whoever's it is (a sign-in without a password names
+   *  the credential before anyone is known). */
+  findPasskeyByCredentialId(credentialId: string): Promise<Passkey | undefined>;
+  /** Stores a new passkey unless its credential id is registered already (to anyone); whether it did. */
+  insertPasskey(passkey: Passkey): Promise<boolean>;
+  /** Deletes one of the user's own passkeys (its id and the user's: nobody else's); the passkey
+   *  as it was, or undefined if the user has none with this id. */
+  deletePasskey(userId: string, id: string): Promise<Passkey | undefined>;
+  /**
+   * Records a use of the passkey: its new signature counter and when, only if the counter goes
+   * forward as the WebAuthn specification requires (greater than the stored one, or both 0: an
+   * authenticator that keeps no counter). One statement: of two requests with one response, one
+   * wins. Whether it did (false: a counter that did not increase, or the passkey is gone).
+   */
+  recordPasskeyUse(id: string, counter: number, at: Date): Promise<boolean>;
 }

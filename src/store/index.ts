@@ -16,7 +16,7 @@ import type { SubscriptionStore } from '../subscriptions/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { DeviceStore } from '../device/store.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { SignInStore } from '../signin/store.js';
+import type { PasskeyStore, SignInStore } from '../signin/store.js';
 import type { UserStore } from '../users/store.js';
 import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
@@ -37,6 +37,7 @@ import { tenantStore } from './tenants.js';
 import { deviceStore } from './device.js';
 import { sessionStore } from './sessions.js';
 import { signInStore } from './signin.js';
+import { passkeyStore } from './passkeys.js';
 import { userStore } from './users.js';
 import { ssoStore } from './sso.js';
 import { tokenThrottleStore } from './token-throttle.js';
@@ -51,6 +52,8 @@ export interface Store {
   users: UserStore;
   sessions: SessionStore;
   signIn: SignInStore;
+  /** people's passkeys (WebAuthn credentials) */
+  passkeys: PasskeyStore;
   /** attempt counts of sign-in and device login (attempts/model.ts) */
   attempts: AttemptStore;
   device: DeviceStore;
@@ -97,6 +100,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     users: userStore(db),
     sessions: sessionStore(db),
     signIn: signInStore(db),
+    passkeys: passkeyStore(db),
     attempts: attemptStore(db),
     device: deviceStore(db),
     sso: ssoStore(db),

@@ -127,6 +127,23 @@ export interface UserRecoveryCodesTable {
   used_at: NullableTimestamp;
 }
 
+/** A person's passkey (WebAuthn credential; migration 20261201T1100-passkeys) */
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  /** the credential id, base64url, as the authenticator gave it */
+  credential_id: string;
+  /** COSE public key */
+  public_key: Uint8Array;
+  /** the signature counter last accepted */
+  counter: Int8;
+  /** the transports the browser reported, comma-separated */
+  transports: string;
+  name: string;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+}
+
 export interface ClientsTable {
   id: string;
   tenant_id: Int8;
@@ -387,6 +404,7 @@ export interface Database {
   tenant_subscriptions: TenantSubscriptionsTable;
   users: UsersTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  passkeys: PasskeysTable;
   sessions: SessionsTable;
   sign_in_failures: SignInFailuresTable;
   recognised_browsers: RecognisedBrowsersTable;

@@ -18,7 +18,8 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         'u.totp_last_step',
         'u.disabled_at',
         't.enabled',
-      ]);
+      ])
+      .select((eb) => eb.exists(eb.selectFrom('passkeys as p').select('p.id').whereRef('p.user_id', '=', 'u.id')).as('has_passkeys'));
   type Row = Awaited<ReturnType<ReturnType<typeof record>['executeTakeFirst']>>;
   const toRecord = (r: Row) =>
     r && {
@@ -30,6 +31,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       totpSecretSealed: r.totp_secret_sealed,
       totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
       active: r.disabled_at === null && r.enabled === true,
+      hasPasskeys: r.has_passkeys === true,
     };
 
   /** A user's recovery codes: these (digests), and no other. */

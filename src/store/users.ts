@@ -202,6 +202,8 @@ export function userStore(db: Kysely<Database>): UserStore {
         .where('id', '=', id)
         .execute();
       await db.deleteFrom('user_recovery_codes').where('user_id', '=', id).execute();
+      // a lost authenticator may be a lost passkey too: the person registers theirs again
+      await db.deleteFrom('passkeys').where('user_id', '=', id).execute();
       // a reset forgets the browsers that signed in before it (whoever caused the reset may hold one)
       await db.deleteFrom('recognised_browsers').where('user_id', '=', id).execute();
     },

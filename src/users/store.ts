@@ -55,8 +55,8 @@ export interface UserStore {
   listUsers(filter: UserFilter): Promise<User[]>;
   deleteRoleAssignment(userId: string, assignmentId: string): Promise<boolean>;
   setDisabled(id: string, disabledAt: Date | null, at: Date, by: string | null): Promise<void>;
-  /** Clears the password, TOTP and recovery codes and stores a new set-up link. */
+  /** Clears the password, authenticator, recovery codes and passkeys, forgets recognised browsers, and sets a new set-up link. */
   resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null): Promise<void>;
-  /** Deletes the user with its role assignments and recovery codes. */
+  /** Deletes the user with its role assignments, recovery codes and passkeys. */
   deleteUser(id: string): Promise<void>;
 }

@@ -55,6 +55,7 @@ export const WRITTEN_TABLES = [
   'audit_events',
   'users',
   'user_recovery_codes',
+  'passkeys',
   'sso_connections',
   'sso_connection_domains',
   'sso_connection_testers',

@@ -14,6 +14,7 @@ import { transportEngines } from '../helpers/engines.js';
 import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
 import { makeCertificate } from '../helpers/openssl.js';
 import { servedRoutes } from '../helpers/routes.js';
+import { passkeyOptionsIn, SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { createClient } from '../helpers/seed.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
@@ -191,6 +192,27 @@ for (const engine of transportEngines()) {
             return { client, page, fields: {} };
           },
           unchanged: (c) => atStep(c, /Enter your password/),
+          acts: 303,
+        },
+        '/login/passkey': {
+          prepare: async () => {
+            // a person with a passkey, signing in with it alone (no password) in a new browser
+            const owner = await signedInUser(t, `forms-passkey-${Date.now()}@example.com`);
+            const auth = new SoftAuthenticator({ origin: t.config.baseUrl });
+            t.clock.advance(30_000);
+            const account = await owner.client.get('/console/account');
+            const added = await owner.client.post('/console/account/passkeys', {
+              _csrf: owner.client.csrf(account),
+              name: 'Forms',
+              code: totpCodeAt(owner.key, t.clock.now()),
+              response: auth.register(passkeyOptionsIn(account.text, 'create')!),
+            });
+            assert.equal(added.status, 303, added.text);
+            const client = new PageClient(t);
+            const page = await client.get('/login');
+            return { client, page, fields: { response: auth.assert(passkeyOptionsIn(page.text, 'get')!) } };
+          },
+          unchanged: async (c) => assert.equal((await c.get('/console')).status, 303, 'not signed in'),
           acts: 303,
         },
         '/login/setup': {
@@ -547,6 +569,27 @@ for (const engine of transportEngines()) {
           },
           unchanged: async () => assert.equal(await events('user.recovery_codes_renewed'), count),
           acts: 200,
+        },
+        '/console/account/passkeys': {
+          prepare: async () => {
+            count = await events('passkey.registered');
+            t.clock.advance(30_000);
+            const page = await person.client.get('/console/account');
+            const response = new SoftAuthenticator({ origin: t.config.baseUrl }).register(passkeyOptionsIn(page.text, 'create')!);
+            return { client: person.client, page, fields: { name: 'Forms key', code: totpCodeAt(person.key, t.clock.now()), response } };
+          },
+          unchanged: async () => assert.equal(await events('passkey.registered'), count),
+          acts: 303,
+        },
+        '/console/account/passkeys/remove': {
+          prepare: async () => {
+            count = await events('passkey.removed');
+            const page = await person.client.get('/console/account');
+            const id = /passkeys\/remove\?passkey=([0-9a-f-]+)/.exec(page.text)![1]!;
+            return { client: person.client, page, fields: { passkey: id } };
+          },
+          unchanged: async () => assert.equal(await events('passkey.removed'), count),
+          acts: 303,
         },
         '/console/account/sessions': {
           prepare: async () => {

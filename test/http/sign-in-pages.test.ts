@@ -23,15 +23,20 @@ for (const engine of engines()) {
       return url.pathname + url.search;
     }
 
-    it('every page is no-store, unframeable and script-free; the cookie is HttpOnly and SameSite=Lax', async () => {
+    it('every page is no-store, unframeable, its one script the passkey button’s file; the cookie is HttpOnly and SameSite=Lax', async () => {
       const res = await t.request({ method: 'GET', url: '/login' });
       assert.equal(res.status, 200);
       assert.match(String(res.headers['content-type']), /^text\/html/);
       assert.match(String(res.headers['content-security-policy']), /default-src 'none'.*frame-ancestors 'none'/);
-      assert.doesNotMatch(String(res.headers['content-security-policy']), /script-src/);
+      // the passkey button (docs/users.md "Passkeys"): this service's own file, nothing inline
+      assert.match(String(res.headers['content-security-policy']), /script-src 'self'; require-trusted-types-for 'script'$/);
+      assert.doesNotMatch(String(res.headers['content-security-policy']), /unsafe-inline/);
+      assert.deepEqual(
+        [...res.text.matchAll(/<script[^>]*>/gi)].map((m) => m[0]),
+        ['<script src="/ui/passkey.js" defer>'],
+      );
       assert.equal(res.headers['x-frame-options'], 'DENY');
       assert.equal(res.headers['cache-control'], 'no-store');
-      assert.doesNotMatch(res.text, /<script/i);
       assert.match(res.text, /<label for="email">E-mail address<\/label>/);
       assert.match(String(res.headers['set-cookie']), /^gatehouse_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
       const css = await t.request({ method: 'GET', url: '/ui/gatehouse.css' });

@@ -143,13 +143,14 @@ export type Mutation = {
   /** Lets a disabled user sign in again (its earlier sessions and tokens stay dead). An addition. */
   enableUser: Maybe<User>;
   /**
-   * Clears the user's password, authenticator and recovery codes, ends its tokens, and returns a
-   * new one-time set-up link (a lost authenticator). Nobody resets their own account. An addition.
+   * Clears the user's password, authenticator, recovery codes and passkeys, ends its tokens, and
+   * returns a new one-time set-up link (a lost authenticator or passkey). Nobody resets their own
+   * account. An addition.
    */
   resetUserSignIn: Maybe<UserWithSetupLink>;
   /**
-   * Deletes the user and its role assignments; its tokens stop working at once. Returns the user as
-   * it was. Nobody deletes their own account. An addition (docs/users.md).
+   * Deletes the user, its role assignments and its passkeys; its tokens stop working at once.
+   * Returns the user as it was. Nobody deletes their own account. An addition (docs/users.md).
    */
   deleteUser: Maybe<User>;
 };

@@ -4,15 +4,19 @@
 // registers them, in the pages' scope (page-scope.ts).
 // The step comes from the session, never from the form, and only the sign-in service
 // (signin/service.ts) writes it: a page shows the step, posts the form to `submit` and shows what
-// it answers. Every form carries the session's CSRF token.
+// it answers. Every form carries the session's CSRF token. The e-mail, password and code steps
+// carry a passkey button too (passkey-script.ts; POST /login/passkey), when the service gives
+// options for it: without the script it stays hidden and nothing else changes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import type { Session } from '../../sessions/model.js';
 import { safeReturnPath } from '../../sessions/model.js';
 import { RECOGNISED_DAYS } from '../../signin/recognised-browser.js';
 import { COPY_SCRIPT_PATH } from './copy-script.js';
-import { html, trusted } from './html.js';
+import type { Outcome } from '../../signin/service.js';
+import { type Html, html, type PageOptions, trusted } from './html.js';
 import { csrfField, type Form, type PageKit } from './page-kit.js';
+import { PASSKEY_SCRIPT_PATH } from './passkey-script.js';
 import { clearSessionCookie, setBrowserCookie, setSessionCookie } from './session-cookie.js';
 
 /** The file the recovery codes download as: named after the vendor, in characters any file system takes. */
@@ -32,6 +36,21 @@ export function signInPages(kit: PageKit) {
   const { services, send, sessionOf, formSession } = kit;
   const codesFile = recoveryCodesFile(kit.vendor);
 
+  /** The passkey button of the step the session is at, if the service offers one there (its
+   *  options, with a challenge kept in the session), and the page options that load its script. */
+  async function passkeyButton(session: Session, label: string): Promise<{ form: Html | ''; opts: PageOptions }> {
+    const options = await services.signIn.passkeySignInOptions(session);
+    if (!options) return { form: '', opts: {} };
+    return {
+      form: html`<form class="passkey" method="post" action="/login/passkey" data-passkey="get" data-passkey-options="${JSON.stringify(options)}" hidden>${csrfField(session)}
+<input type="hidden" name="response">
+<button type="submit" class="secondary">${label}</button>
+<p class="hint" role="status" data-passkey-status></p>
+</form>`,
+      opts: { scripts: [PASSKEY_SCRIPT_PATH] },
+    };
+  }
+
   async function showStep(reply: FastifyReply, session: Session, status = 200, error?: string, notice?: string): Promise<FastifyReply> {
     const step = session.state.signIn ?? { step: 'email' as const };
     const csrf = csrfField(session);
@@ -39,6 +58,7 @@ export function signInPages(kit: PageKit) {
     switch (step.step) {
       case 'password': {
         const device = session.state.signInFor?.deviceUserCode;
+        const passkey = await passkeyButton(session, 'Sign in with a passkey instead');
         return send(
           reply,
           status,
@@ -55,10 +75,12 @@ ${
   session.state.signInFor
     ? html`<form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Not ${step.email}? Sign in with another account instead</button></form>`
     : html`<form method="post" action="/login/restart">${csrf}<button class="link" type="submit">Use another e-mail address</button></form>`
-}`,
+}${passkey.form}`,
+          passkey.opts,
         );
       }
-      case 'totp':
+      case 'totp': {
+        const passkey = await passkeyButton(session, 'Use your passkey instead');
         return send(
           reply,
           status,
@@ -69,8 +91,10 @@ ${
 <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus>
 <p class="hint">Lost your authenticator? Enter one of your recovery codes instead.</p>
 <button type="submit">Sign in</button>
-</form>`,
+</form>${passkey.form}`,
+          passkey.opts,
         );
+      }
       case 'enrol': {
         const secret = await services.signIn.enrolment(session);
         if (!secret) return restart(reply, session);
@@ -124,7 +148,8 @@ ${
 </form>`,
         );
       }
-      default:
+      default: {
+        const passkey = await passkeyButton(session, 'Sign in with a passkey');
         return send(
           reply,
           status,
@@ -139,14 +164,52 @@ ${
               ? html`
 <form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Sign in with another account instead</button></form>`
               : ''
-          }`,
+          }${passkey.form}`,
+          passkey.opts,
         );
+      }
     }
   }
 
   async function restart(reply: FastifyReply, session: Session, forgetAccount = false): Promise<FastifyReply> {
     await services.signIn.restart(session, forgetAccount);
     return reply.redirect('/login', 303);
+  }
+
+  /** Shows what the service answered to a posted sign-in form (POST /login, POST /login/passkey). */
+  async function answer(req: FastifyRequest, reply: FastifyReply, session: Session, outcome: Outcome): Promise<FastifyReply> {
+    switch (outcome.kind) {
+      case 'next':
+        // a step that raised trust goes on under a new session id
+        if (outcome.issued) setSessionCookie(reply, kit.cookie, outcome.issued.secret);
+        return reply.redirect('/login', 303);
+      case 'sso':
+        // on to the IdP through GET /login (see its 'sso' step)
+        return reply.redirect('/login', 303);
+      case 'restart':
+        return restart(reply, session);
+      case 'refused':
+        kit.noteRefusal(reply, outcome);
+        // the session as it is now (a refused step may have moved it on)
+        return showStep(reply, (await sessionOf(req)) ?? session, outcome.status, outcome.message);
+      case 'signedIn':
+        setSessionCookie(reply, kit.cookie, outcome.issued.secret);
+        setBrowserCookie(reply, kit.browserCookie, outcome.browser, RECOGNISED_DAYS * 86_400);
+        if (!outcome.recoveryCodes) return reply.redirect(outcome.returnTo, 303);
+        // shown once, in this answer: copy and download are done in the browser (copy-script.ts)
+        return send(
+          reply,
+          200,
+          'Save your recovery codes',
+          html`
+<p>If you lose your authenticator, each of these codes signs you in once, in place of a code from the app. Keep them somewhere safe, such as your password manager: they are shown only now.</p>
+<ol class="codes" id="recovery-codes">${outcome.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ol>
+<div class="actions"><button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes</button><button type="button" class="secondary" data-download="recovery-codes" data-filename="${codesFile}" data-heading="${`${kit.vendor} recovery codes. Each one signs you in once, in place of a code from your authenticator app.`}" hidden>Download as .txt</button></div>
+<p id="recovery-codes-status" class="hint" role="status"></p>
+<p><a class="button" href="${outcome.returnTo}">I have saved them: continue</a></p>`,
+          { scripts: [COPY_SCRIPT_PATH] },
+        );
+    }
   }
 
   const linkDoesNotWork = (reply: FastifyReply) =>
@@ -189,39 +252,15 @@ ${
     async submit(req: FastifyRequest, reply: FastifyReply) {
       const session = await formSession(req, reply);
       if (!session) return reply;
-      const outcome = await services.signIn.submit(session, req.body as Form, kit.attemptOf(req));
-      switch (outcome.kind) {
-        case 'next':
-          // a step that raised trust goes on under a new session id
-          if (outcome.issued) setSessionCookie(reply, kit.cookie, outcome.issued.secret);
-          return reply.redirect('/login', 303);
-        case 'sso':
-          // on to the IdP through GET /login (see its 'sso' step)
-          return reply.redirect('/login', 303);
-        case 'restart':
-          return restart(reply, session);
-        case 'refused':
-          kit.noteRefusal(reply, outcome);
-          // the session as it is now (a refused step may have moved it on)
-          return showStep(reply, (await sessionOf(req)) ?? session, outcome.status, outcome.message);
-        case 'signedIn':
-          setSessionCookie(reply, kit.cookie, outcome.issued.secret);
-          setBrowserCookie(reply, kit.browserCookie, outcome.browser, RECOGNISED_DAYS * 86_400);
-          if (!outcome.recoveryCodes) return reply.redirect(outcome.returnTo, 303);
-          // shown once, in this answer: copy and download are done in the browser (copy-script.ts)
-          return send(
-            reply,
-            200,
-            'Save your recovery codes',
-            html`
-<p>If you lose your authenticator, each of these codes signs you in once, in place of a code from the app. Keep them somewhere safe, such as your password manager: they are shown only now.</p>
-<ol class="codes" id="recovery-codes">${outcome.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ol>
-<div class="actions"><button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes</button><button type="button" class="secondary" data-download="recovery-codes" data-filename="${codesFile}" data-heading="${`${kit.vendor} recovery codes. Each one signs you in once, in place of a code from your authenticator app.`}" hidden>Download as .txt</button></div>
-<p id="recovery-codes-status" class="hint" role="status"></p>
-<p><a class="button" href="${outcome.returnTo}">I have saved them: continue</a></p>`,
-            { scripts: [COPY_SCRIPT_PATH] },
-          );
-      }
+      return answer(req, reply, session, await services.signIn.submit(session, req.body as Form, kit.attemptOf(req)));
+    },
+
+    /** POST /login/passkey: a passkey's answer at the step the session is at (the code step: in
+     *  place of a code; the e-mail or password step: without a password) */
+    async passkey(req: FastifyRequest, reply: FastifyReply) {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      return answer(req, reply, session, await services.signIn.passkey(session, (req.body as Form).response ?? '', kit.attemptOf(req)));
     },
 
     /** POST /login/restart: back to the e-mail step (`forget=1`: not only for the account named) */

@@ -35,6 +35,7 @@ for (const engine of engines()) {
         totpSecretSealed: null,
         totpLastStep: null,
         active: true,
+        hasPasskeys: false,
       };
       assert.deepEqual(await c.store.signIn.findSignInRecord(u.emailNormalized), expected);
       assert.deepEqual(await c.store.signIn.findSignInRecordById(u.id), expected);

@@ -1,7 +1,9 @@
 // The HTML of the person's own account page (account.ts): their password, authenticator,
-// recovery codes and sessions; the new authenticator's key and the new recovery codes, each shown
+// recovery codes, passkeys and sessions; a passkey's removal, confirmed first; the new authenticator's key and the new recovery codes, each shown
 // in the answer to the form that made them.
 import type { Session, SessionSummary } from '../../../sessions/model.js';
+import type { Passkey } from '../../../signin/store.js';
+import { PASSKEY_NAME_MAX, type PublicKeyCredentialCreationOptionsJSON } from '../../../signin/webauthn.js';
 import type { TotpSecret } from '../../../users/totp.js';
 import { html, trusted } from '../html.js';
 import { csrfField } from '../page-kit.js';
@@ -9,6 +11,8 @@ import { noticeOf, type View, when } from './layout.js';
 import {
   ACCOUNT_AUTHENTICATOR_CONFIRM_PATH,
   ACCOUNT_AUTHENTICATOR_PATH,
+  ACCOUNT_PASSKEY_REMOVE_PATH,
+  ACCOUNT_PASSKEYS_PATH,
   ACCOUNT_PASSWORD_PATH,
   ACCOUNT_PATH,
   ACCOUNT_RECOVERY_CODES_PATH,
@@ -18,7 +22,7 @@ import {
 
 /** A refusal of one of the account page's forms, shown above that form. */
 export interface FormFailure {
-  form: 'password' | 'authenticator' | 'recovery';
+  form: 'password' | 'authenticator' | 'recovery' | 'passkey';
   message: string;
 }
 
@@ -43,6 +47,9 @@ export function accountPage(o: {
   failure?: FormFailure | undefined;
   /** a new authenticator waits for its first code */
   reenrolPending?: boolean;
+  passkeys?: Passkey[];
+  /** the options of the "Add a passkey" form (its challenge in the session); none: passkeys cannot be added */
+  passkeyOptions?: PublicKeyCredentialCreationOptionsJSON | undefined;
 }): View {
   const here = (s: SessionSummary) => s.idHash.equals(o.session.idHash);
   const others = o.sessions.filter((s) => !here(s)).length;
@@ -71,6 +78,7 @@ ${codeForm({ session: o.session, id: 'authenticator-code', action: ACCOUNT_AUTHE
 <p>New recovery codes replace all the ones you have: the old ones stop working.</p>
 ${failureOf(o.failure, 'recovery')}
 ${codeForm({ session: o.session, id: 'recovery-code', action: ACCOUNT_RECOVERY_CODES_PATH, button: 'Make new recovery codes', hint: 'The code your authenticator app shows now (not a recovery code).' })}
+${passkeysSection(o)}
 <h2>Your sessions</h2>
 <p>Each browser where you are signed in to the console. Signing out everywhere ends all of them but this one.</p>
 <div class="scroll"><table class="stack">
@@ -116,5 +124,65 @@ export function recoveryCodesShown(o: { codes: string[]; filename: string; vendo
 <div class="actions"><button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy codes</button><button type="button" class="secondary" data-download="recovery-codes" data-filename="${o.filename}" data-heading="${`${o.vendor} recovery codes. Each one signs you in once, in place of a code from your authenticator app.`}" hidden>Download as .txt</button></div>
 <p id="recovery-codes-status" class="hint" role="status"></p>
 <p><a href="${ACCOUNT_PATH}">I have saved them: back to your account</a></p>`,
+  };
+}
+
+/** The person's passkeys: a table (name, added, last used, a way to remove each) and the form
+ *  that adds one (shown by passkey-script.ts; without the script a sentence says it is needed). */
+function passkeysSection(o: {
+  session: Session;
+  failure?: FormFailure | undefined;
+  passkeys?: Passkey[];
+  passkeyOptions?: PublicKeyCredentialCreationOptionsJSON | undefined;
+}) {
+  const passkeys = o.passkeys ?? [];
+  return html`<h2 id="passkeys-heading">Your passkeys</h2>
+<p>A passkey signs you in with your device's screen lock (fingerprint, face or PIN): after your password in place of a code from your authenticator app, or on its own, without a password.</p>
+${failureOf(o.failure, 'passkey')}
+${
+  passkeys.length === 0
+    ? html`<p>You have no passkey.</p>`
+    : html`<div class="scroll"><table class="stack">
+<caption class="visually-hidden">Your passkeys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>
+${passkeys.map(
+  (p) =>
+    html`<tr><th scope="row">${p.name}</th><td data-label="Added">${when(p.createdAt)}</td><td data-label="Last used">${when(p.lastUsedAt)}</td><td class="row-actions"><a class="danger-link" href="${ACCOUNT_PASSKEY_REMOVE_PATH}?passkey=${p.id}">Remove<span class="visually-hidden"> ${p.name}</span></a></td></tr>\n`,
+)}</tbody>
+</table></div>`
+}
+${
+  o.passkeyOptions
+    ? html`<h3 id="passkey-add-heading">Add a passkey</h3>
+<p class="hint" data-passkey-fallback>Adding a passkey needs JavaScript in this browser.</p>
+<form class="fields" method="post" action="${ACCOUNT_PASSKEYS_PATH}" data-passkey="create" data-passkey-options="${JSON.stringify(o.passkeyOptions)}" aria-labelledby="passkey-add-heading" hidden>${csrfField(o.session)}
+<label for="passkey-name">Name of the new passkey</label>
+<input id="passkey-name" name="name" type="text" maxlength="${PASSKEY_NAME_MAX}" required aria-describedby="passkey-name-hint">
+<p id="passkey-name-hint" class="hint">Which device or password manager holds it, such as "Work laptop".</p>
+<label for="passkey-code">Code from your authenticator app</label>
+<input id="passkey-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required aria-describedby="passkey-code-hint">
+<p id="passkey-code-hint" class="hint">A passkey signs you in without a password, so adding one asks for the code your app shows now.</p>
+<input type="hidden" name="response">
+<div class="actions"><button type="submit">Add a passkey</button></div>
+<p class="hint" role="status" data-passkey-status></p>
+</form>`
+    : ''
+}`;
+}
+
+/** Asks before a passkey is removed. */
+export function removePasskeyConfirmation(o: { session: Session; passkey: Passkey }): View {
+  return {
+    title: `Remove the passkey ${o.passkey.name}?`,
+    body: html`<p>Once removed, it no longer signs you in, with or without your password. To use it again, add it again from your account page.</p>
+<dl class="facts">
+<dt>Name</dt><dd>${o.passkey.name}</dd>
+<dt>Added</dt><dd>${when(o.passkey.createdAt)}</dd>
+<dt>Last used</dt><dd>${when(o.passkey.lastUsedAt)}</dd>
+</dl>
+<form method="post" action="${ACCOUNT_PASSKEY_REMOVE_PATH}">${csrfField(o.session)}<input type="hidden" name="passkey" value="${o.passkey.id}">
+<div class="actions"><button type="submit" class="danger">Remove passkey</button><a href="${ACCOUNT_PATH}">Cancel</a></div>
+</form>`,
   };
 }

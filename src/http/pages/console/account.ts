@@ -2,8 +2,10 @@
 // They change their password (the current one first, the policy as at set-up), replace their
 // authenticator (a current code, then the new key shown as at sign-in set-up, confirmed by a
 // code from it), get new recovery codes (a current code; shown once, in the answer), see their
-// sessions and end every other one: SignInService changePassword, beginReenrolment,
-// confirmReenrolment, renewRecoveryCodes; SessionService ofUser, endOthers. Each change writes its
+// sessions and end every other one, add a passkey (a name, a current code, and the browser's
+// answer: passkey-script.ts) and remove one (confirmed first): SignInService changePassword,
+// beginReenrolment, confirmReenrolment, renewRecoveryCodes, passkeyRegistrationOptions,
+// registerPasskey, passkeyOf, removePasskey; SessionService ofUser, endOthers. Each change writes its
 // audit event; a refusal shows the form again with its words.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
@@ -11,8 +13,9 @@ import type { Refusal } from '../../../errors.js';
 import type { TotpSecret } from '../../../users/totp.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { recoveryCodesFile } from '../sign-in-pages.js';
-import { accountPage, type FormFailure, recoveryCodesShown, reenrolPage } from './account-views.js';
-import { type ConsoleKit, formOf, text, type Viewer } from './kit.js';
+import { PASSKEY_SCRIPT_PATH } from '../passkey-script.js';
+import { accountPage, type FormFailure, recoveryCodesShown, reenrolPage, removePasskeyConfirmation } from './account-views.js';
+import { type ConsoleKit, formOf, queryOf, text, type Viewer } from './kit.js';
 import { ACCOUNT_PATH } from './paths.js';
 
 export function accountPages(c: ConsoleKit) {
@@ -20,8 +23,18 @@ export function accountPages(c: ConsoleKit) {
 
   async function show(reply: FastifyReply, who: Viewer, status: number, extra: { notice?: string | undefined; failure?: FormFailure }) {
     const sessions = await services.sessions.ofUser(who.session);
-    const view = accountPage({ session: who.session, email: who.email, sessions, reenrolPending: who.session.state.reenrol !== undefined, ...extra });
-    return c.show(reply, status, view, { who });
+    const passkeys = await services.signIn.passkeysOf(who.session);
+    const passkeyOptions = await services.signIn.passkeyRegistrationOptions(who.session);
+    const view = accountPage({
+      session: who.session,
+      email: who.email,
+      sessions,
+      reenrolPending: who.session.state.reenrol !== undefined,
+      passkeys,
+      passkeyOptions,
+      ...extra,
+    });
+    return c.show(reply, status, view, { who, ...(passkeyOptions ? { scripts: [PASSKEY_SCRIPT_PATH] } : {}) });
   }
 
   /** A refusal of one of the page's forms: the page again, the words above that form. */
@@ -109,6 +122,46 @@ export function accountPages(c: ConsoleKit) {
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'recovery');
       const view = recoveryCodesShown({ codes: outcome.codes, filename: recoveryCodesFile(c.vendor), vendor: c.vendor });
       return c.show(reply, 200, view, { who, scripts: [COPY_SCRIPT_PATH] });
+    },
+
+    /** POST /console/account/passkeys → SignInService.registerPasskey */
+    async addPasskey(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const form = formOf(req);
+      const outcome = await services.signIn.registerPasskey(
+        who.session,
+        { name: text(form.name) ?? '', code: text(form.code) ?? '', response: text(form.response) ?? '' },
+        c.attemptOf(req),
+      );
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'passkey');
+      return c.done(
+        reply,
+        who,
+        `The passkey ${outcome.name} was added: use it after your password in place of a code, or to sign in without a password.`,
+        ACCOUNT_PATH,
+      );
+    },
+
+    /** GET /console/account/passkeys/remove?passkey=… : the removal's confirmation */
+    async confirmPasskeyRemoval(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.viewer(req, reply);
+      if (!who) return reply;
+      const passkey = await services.signIn.passkeyOf(who.session, text(queryOf(req).passkey) ?? '');
+      if (!passkey)
+        return show(reply, who, 404, {
+          failure: { form: 'passkey', message: 'You have no passkey with this id: it was removed already. Your passkeys are listed below.' },
+        });
+      return c.show(reply, 200, removePasskeyConfirmation({ session: who.session, passkey }), { who });
+    },
+
+    /** POST /console/account/passkeys/remove → SignInService.removePasskey */
+    async removePasskey(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const outcome = await services.signIn.removePasskey(who.session, text(formOf(req).passkey) ?? '');
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'passkey');
+      return c.done(reply, who, `The passkey ${outcome.name} was removed: it no longer signs you in.`, ACCOUNT_PATH);
     },
 
     /** POST /console/account/sessions → SessionService.endOthers */

@@ -81,6 +81,8 @@ export const ACCOUNT_SESSIONS_PATH = '/console/account/sessions';
 export const ACCOUNT_AUTHENTICATOR_PATH = '/console/account/authenticator';
 export const ACCOUNT_AUTHENTICATOR_CONFIRM_PATH = '/console/account/authenticator/confirm';
 export const ACCOUNT_RECOVERY_CODES_PATH = '/console/account/recovery-codes';
+export const ACCOUNT_PASSKEYS_PATH = '/console/account/passkeys';
+export const ACCOUNT_PASSKEY_REMOVE_PATH = '/console/account/passkeys/remove';
 
 /** The filters of the users list, as the query string carries them. */
 export interface UserFilters {
