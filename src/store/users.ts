@@ -1,5 +1,5 @@
 // UserStore on Kysely (both engines).
-import type { ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
@@ -22,6 +22,8 @@ const USER_COLUMNS = [
   'updated_by',
   'disabled_at',
   'last_sign_in_at',
+  'email_verified_at',
+  'email_superseded_at',
 ] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]> & { sso: SqlBool };
@@ -38,6 +40,7 @@ function toUser(row: UserRow, assignments: RoleAssignment[]): User {
     ssoSignIn: Boolean(row.sso),
     totpEnrolled: row.totp_secret_sealed !== null,
     setupExpiresAt: row.setup_expires_at,
+    emailStatus: row.email_verified_at !== null ? 'verified' : row.email_superseded_at !== null ? 'claimed_elsewhere' : 'unverified',
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     createdBy: row.created_by,
@@ -102,6 +105,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           password_hash: u.passwordHash,
           setup_token_hash: u.setupTokenHash,
           setup_expires_at: u.setupExpiresAt,
+          setup_link_mailed: u.setupLinkMailed ?? false,
           created_at: u.createdAt,
           updated_at: u.createdAt,
           created_by: u.createdBy,
@@ -115,7 +119,22 @@ export function userStore(db: Kysely<Database>): UserStore {
 
     findUser: async (id) => one(await selectUsers().where('id', '=', id).executeTakeFirst()),
 
-    findUserByEmail: async (key) => one(await selectUsers().where('email_normalized', '=', key).executeTakeFirst()),
+    // the address's sign-in account (docs/users.md): the one that proved it, else the oldest that
+    // gave way to no proof
+    findUserByEmail: async (key) =>
+      one(
+        await selectUsers()
+          .where('email_normalized', '=', key)
+          .where('email_superseded_at', 'is', null)
+          .orderBy(sql`email_verified_at is null`)
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(1)
+          .executeTakeFirst(),
+      ),
+
+    findProvenUser: async (key) =>
+      one(await selectUsers().where('email_normalized', '=', key).where('email_verified_at', 'is not', null).executeTakeFirst()),
 
     async lockTenantUsers(tenantId) {
       await db.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
@@ -186,10 +205,11 @@ export function userStore(db: Kysely<Database>): UserStore {
         .execute();
     },
 
-    async resetSignIn(id, setupTokenHash, setupExpiresAt, at, by) {
+    async resetSignIn(id, setupTokenHash, setupExpiresAt, at, by, mailed = false) {
       await db
         .updateTable('users')
         .set({
+          setup_link_mailed: mailed,
           password_hash: null,
           totp_secret_sealed: null,
           totp_last_step: null,

@@ -12,6 +12,8 @@ import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { badInput, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
+import type { MailSender } from '../mail/model.js';
+import type { MailOutboxStore } from '../mail/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 import { characterCount } from '../text.js';
 import { checkPage } from '../paging.js';
@@ -26,8 +28,9 @@ const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satis
 
 export interface UserStores {
   users: UserStore;
-  tenants: Pick<TenantStore, 'findScopes'>;
+  tenants: Pick<TenantStore, 'findScopes' | 'findTenant'>;
   audit: AuditStore;
+  mail: Pick<MailOutboxStore, 'insertMail'>;
 }
 
 export interface UserSettings {
@@ -38,9 +41,13 @@ export interface UserSettings {
 
 export interface UserWithSetupLink {
   user: User;
-  /** the one-time link, shown only in this result */
-  setupUrl: string;
+  /** the one-time link, shown only in this result; null when it was mailed to the person (an SMTP
+   *  server is configured): the administrator never holds it, and using it proves the address */
+  setupUrl: string | null;
   setupExpiresAt: Date;
+  /** the link was mailed through GATEHOUSE_SMTP_URL's server (without one it goes to the outbox
+   *  folder too, and is shown here) */
+  mailed: boolean;
 }
 
 export interface NewUserInput {
@@ -80,6 +87,7 @@ export class UserService {
     private readonly store: Transactional<UserStores>,
     private readonly clock: Clock,
     private readonly settings: UserSettings,
+    private readonly mailer: MailSender,
   ) {}
 
   /** Creates a user in the acting tenant with roles there, and a set-up link. */
@@ -87,7 +95,7 @@ export class UserService {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.manage', now);
     const roleIds = checkGrantableRoles(caller, input.roles, now, 'user');
-    return await this.insert(caller.principal, caller.tenant.id, input, roleIds);
+    return await this.insert(caller.principal, caller.tenant.id, input, roleIds, this.mailer.delivers);
   }
 
   /** The CLI's `users create`: any tenant, any role that exists there. */
@@ -96,30 +104,50 @@ export class UserService {
     const roleIds = (input.roles ?? [ROLE_IDS.Analyst]).map((r) => r.toLowerCase());
     if (roleIds.length === 0) throw badInput('name at least one role', { field: 'roles' });
     for (const id of roleIds) checkRoleHere(id, scope.id, 'roles', 'create the user in tenant 1 to give it');
-    return this.insert(operator, scope.id, input, [...new Set(roleIds)]);
+    // the operator's break-glass: the link is printed, never mailed (it proves nothing)
+    return this.insert(operator, scope.id, input, [...new Set(roleIds)], false);
   }
 
-  private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
+  /**
+   * The user, its set-up link, and the invitation mail, in one transaction. `mailed`: the link goes
+   * only to the address (an SMTP server delivers it) and is not returned; else it is returned, and
+   * still queued for the outbox folder unless an operator asked (docs/users.md).
+   */
+  private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[], mailed: boolean): Promise<UserWithSetupLink> {
     const { email, key } = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName);
     const token = newOpaqueToken();
+    const link = setupUrl(this.settings.baseUrl, token);
     const user = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
+      const expiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
       const id = await addUser(tx, {
         tenantId,
         email: { email, key },
         displayName,
         passwordHash: null,
-        setup: { tokenHash: digestOpaqueToken(token), expiresAt: new Date(now.getTime() + this.settings.setupTtlSeconds * 1000) },
+        setup: { tokenHash: digestOpaqueToken(token), expiresAt, mailed },
         roleIds,
         createdAt: now,
         actor: { kind: actor.kind, id: actor.id },
-        event: {},
+        event: { setup_link_mailed: mailed },
       });
+      if (actor.kind !== 'operator') {
+        await this.mailer.send(tx, {
+          to: email,
+          tenantId,
+          tenantName: await this.tenantName(tx, tenantId),
+          mail: { template: 'invitation', displayName, setupUrl: link, expiresAt },
+        });
+      }
       return tx.users.findUser(id);
     });
     if (!user?.setupExpiresAt) throw new Error('created user not found');
-    return { user, setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt: user.setupExpiresAt };
+    return { user, setupUrl: mailed ? null : link, setupExpiresAt: user.setupExpiresAt, mailed };
+  }
+
+  private async tenantName(tx: UserStores, tenantId: string): Promise<string> {
+    return (await tx.tenants.findTenant(tenantId))?.name ?? `tenant ${tenantId}`;
   }
 
   /** Users whose home is the acting tenant, oldest first. */
@@ -249,7 +277,7 @@ export class UserService {
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       refuseSelf(caller, user, 'reset your own sign-in', 'id');
-      return this.applyReset(tx, caller.principal, user);
+      return this.applyReset(tx, caller.principal, user, this.mailer.delivers);
     });
   }
 
@@ -259,17 +287,26 @@ export class UserService {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
-      return this.applyReset(tx, operator, user);
+      return this.applyReset(tx, operator, user, false);
     });
   }
 
-  private async applyReset(tx: UserStores, actor: Actor, user: User): Promise<UserWithSetupLink> {
+  private async applyReset(tx: UserStores, actor: Actor, user: User, mailed: boolean): Promise<UserWithSetupLink> {
     const now = this.clock.now();
     const token = newOpaqueToken();
+    const link = setupUrl(this.settings.baseUrl, token);
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor));
-    await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
-    return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
+    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor), mailed);
+    await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id, { setup_link_mailed: mailed }));
+    if (actor.kind !== 'operator') {
+      await this.mailer.send(tx, {
+        to: user.email,
+        tenantId: user.tenantId,
+        tenantName: await this.tenantName(tx, user.tenantId),
+        mail: { template: 'sign_in_reset', setupUrl: link, expiresAt: setupExpiresAt },
+      });
+    }
+    return { user: await this.reread(tx, user.id), setupUrl: mailed ? null : link, setupExpiresAt, mailed };
   }
 
   /** Deletes the user; returns it as it was. */

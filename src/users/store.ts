@@ -12,6 +12,8 @@ export interface NewUser {
   passwordHash: string | null;
   setupTokenHash: Buffer | null;
   setupExpiresAt: Date | null;
+  /** the set-up link was mailed to the address (using it proves the address) */
+  setupLinkMailed?: boolean;
   createdAt: Date;
   createdBy: string | null;
 }
@@ -42,11 +44,14 @@ export interface NewAssignment extends RoleAssignment {
 }
 
 export interface UserStore {
-  /** throws DuplicateKeyError('user.email') when the address is taken (by any tenant's user) */
+  /** throws DuplicateKeyError('user.email') when a user of the same tenant has the address */
   insertUser(user: NewUser): Promise<void>;
   insertRoleAssignments(assignments: NewAssignment[]): Promise<void>;
   findUser(id: string): Promise<User | undefined>;
+  /** The address's sign-in account: the one that proved it, else the oldest not superseded. */
   findUserByEmail(emailNormalized: string): Promise<User | undefined>;
+  /** The account that proved the address, in any tenant. */
+  findProvenUser(emailNormalized: string): Promise<User | undefined>;
   /** Serializes changes to the users of one tenant until the transaction ends (two administrators
    *  disabling each other at once: the second finds itself disabled). */
   lockTenantUsers(tenantId: string): Promise<void>;
@@ -56,7 +61,8 @@ export interface UserStore {
   deleteRoleAssignment(userId: string, assignmentId: string): Promise<boolean>;
   setDisabled(id: string, disabledAt: Date | null, at: Date, by: string | null): Promise<void>;
   /** Clears the password, TOTP and recovery codes and stores a new set-up link. */
-  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null): Promise<void>;
+  /** `mailed`: the new link is mailed to the address (using it proves the address) */
+  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null, mailed?: boolean): Promise<void>;
   /** Deletes the user with its role assignments and recovery codes. */
   deleteUser(id: string): Promise<void>;
 }
