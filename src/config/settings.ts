@@ -262,10 +262,10 @@ export const SETTINGS = {
         return url.hostname === '' ? 'must name the mail server (smtp://HOST:PORT)' : undefined;
       },
     ),
-    unset: 'unset: mail goes to the `outbox` folder in the data folder (`gatehouse mail` reads it)',
+    unset: 'unset: the outbox folder',
     description: 'the mail server that sends invitations and other mail',
     example: 'smtp://gatehouse:PASSWORD@mail.example.com:587',
-    note: 'without it, set-up links are also shown to the administrator (they prove no address): [docs/users.md](docs/users.md#invitations-and-proven-addresses)',
+    note: 'unset: every message is written to the `outbox` folder of the data folder, which `gatehouse mail` reads, and set-up links are also shown to the administrator (they prove no address): [docs/users.md](docs/users.md#invitations-and-proven-addresses)',
     secret: true,
   }),
   mailFrom: optional({
