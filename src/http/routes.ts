@@ -35,6 +35,8 @@ import {
   ACCOUNT_PASSWORD_PATH,
   ACCOUNT_PATH,
   ACCOUNT_RECOVERY_CODES_PATH,
+  ACCOUNT_EMAIL_PATH,
+  ACCOUNT_EMAIL_CONFIRM_PATH,
   ACCOUNT_SESSIONS_PATH,
   AUDIT_PATH,
   CONSOLE_PATH,
@@ -282,6 +284,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ACCOUNT_AUTHENTICATOR_PATH, account.beginReenrolment);
       scope.post(ACCOUNT_AUTHENTICATOR_CONFIRM_PATH, account.confirmReenrolment); // /console/account/authenticator/confirm
       scope.post(ACCOUNT_RECOVERY_CODES_PATH, account.renewRecoveryCodes); // /console/account/recovery-codes
+      scope.post(ACCOUNT_EMAIL_PATH, account.requestEmailChange); // /console/account/email
+      scope.get(ACCOUNT_EMAIL_CONFIRM_PATH, account.confirmEmailChange); // /console/account/email/confirm
       // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
       const ssoConsole = ssoConsolePages(c);
       scope.get(SSO_PATH, ssoConsole.list); // /console/sso

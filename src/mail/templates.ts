@@ -7,7 +7,9 @@ export type MailTemplate =
   /** a new account's one-time set-up link (createUser, the console's invite, `gatehouse users create`) */
   | { template: 'invitation'; displayName: string; setupUrl: string; expiresAt: Date }
   /** an account's sign-in was reset: a new set-up link (resetUserSignIn) */
-  | { template: 'sign_in_reset'; setupUrl: string; expiresAt: Date };
+  | { template: 'sign_in_reset'; setupUrl: string; expiresAt: Date }
+  /** a person asked that their address become this one: the link confirms it (the account page) */
+  | { template: 'email_change'; confirmUrl: string; expiresAt: Date; currentEmail: string };
 
 export type MailTemplateName = MailTemplate['template'];
 
@@ -44,6 +46,15 @@ export function renderMail(m: MailTemplate, brand: Brand): RenderedMail {
         url: m.setupUrl,
         expiresAt: m.expiresAt,
         after: 'If you did not ask for this, tell your administrator.',
+      });
+    case 'email_change':
+      return linkMail(brand, {
+        subject: `Confirm your new e-mail address for ${brand.product}`,
+        greeting: 'Hello,',
+        lead: `Someone signed in to ${brand.tenantName} on ${brand.product} as ${m.currentEmail} asked to use this address from now on. Open this link, signed in as that account, to confirm it:`,
+        url: m.confirmUrl,
+        expiresAt: m.expiresAt,
+        after: 'Until you do, nothing changes. If you did not ask for this, ignore this message.',
       });
   }
 }

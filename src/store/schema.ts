@@ -123,6 +123,11 @@ export interface UsersTable {
   email_superseded_at: NullableTimestamp;
   /** whether the pending set-up link was mailed (only then does using it prove the address) */
   setup_link_mailed: Generated<boolean>;
+  /** a new address the person asked for, until they follow the link mailed to it */
+  pending_email: string | null;
+  /** SHA-256 of that link's token */
+  pending_email_token_hash: Uint8Array | null;
+  pending_email_expires_at: NullableTimestamp;
 }
 
 /** src/mail/: one message to send; the body sealed, dropped once sent */

@@ -1,6 +1,6 @@
 // SignInStore on Kysely (both engines).
 import { type Kysely, sql } from 'kysely';
-import { rethrowUnique } from './errors.js';
+import { proveAddress } from './email-proof.js';
 import type { SignInStore } from '../signin/store.js';
 import type { Database } from './schema.js';
 
@@ -57,35 +57,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
           .executeTakeFirst(),
       ),
 
-    async proveEmail(userId, key, at) {
-      await db
-        .updateTable('users')
-        .set({ email_verified_at: at })
-        .where('id', '=', userId)
-        .where('email_verified_at', 'is', null)
-        .execute()
-        .catch(rethrowUnique);
-      const rows = await db
-        .updateTable('users')
-        .set({ email_superseded_at: at, tokens_valid_after: at, updated_at: at })
-        .where('email_normalized', '=', key)
-        .where('id', '<>', userId)
-        .where('email_verified_at', 'is', null)
-        .where('email_superseded_at', 'is', null)
-        .returning(['id', 'tenant_id'])
-        .execute();
-      if (rows.length > 0) {
-        await db
-          .deleteFrom('sessions')
-          .where(
-            'user_id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      }
-      return rows.map((r) => ({ id: r.id, tenantId: String(r.tenant_id) }));
-    },
+    proveEmail: (userId, key, at) => proveAddress(db, userId, key, at),
     findSignInRecordById: async (id) => toRecord(await record().where('u.id', '=', id).executeTakeFirst()),
 
     async findSetupRecord(hash) {

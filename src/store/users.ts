@@ -3,6 +3,7 @@ import { type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
+import { proveAddress } from './email-proof.js';
 import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database, UsersTable } from './schema.js';
@@ -224,6 +225,50 @@ export function userStore(db: Kysely<Database>): UserStore {
       await db.deleteFrom('user_recovery_codes').where('user_id', '=', id).execute();
       // a reset forgets the browsers that signed in before it (whoever caused the reset may hold one)
       await db.deleteFrom('recognised_browsers').where('user_id', '=', id).execute();
+    },
+
+    async findPendingEmail(id) {
+      const r = await db
+        .selectFrom('users')
+        .select(['pending_email', 'pending_email_token_hash', 'pending_email_expires_at'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!r?.pending_email || !r.pending_email_token_hash || !r.pending_email_expires_at) return undefined;
+      return { email: r.pending_email, tokenHash: Buffer.from(r.pending_email_token_hash), expiresAt: r.pending_email_expires_at };
+    },
+
+    async setPendingEmail(id, pending, at) {
+      await db
+        .updateTable('users')
+        .set({
+          pending_email: pending?.email ?? null,
+          pending_email_token_hash: pending?.tokenHash ?? null,
+          pending_email_expires_at: pending?.expiresAt ?? null,
+          updated_at: at,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async changeEmail(id, email, key, at) {
+      await db
+        .updateTable('users')
+        .set({
+          email,
+          email_normalized: key,
+          // the old address's proof is not the new one's: proveAddress sets it again
+          email_verified_at: null,
+          email_superseded_at: null,
+          pending_email: null,
+          pending_email_token_hash: null,
+          pending_email_expires_at: null,
+          updated_at: at,
+          updated_by: id,
+        })
+        .where('id', '=', id)
+        .execute()
+        .catch(rethrowUnique);
+      return proveAddress(db, id, key, at);
     },
 
     async deleteUser(id) {

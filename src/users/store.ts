@@ -18,6 +18,12 @@ export interface NewUser {
   createdBy: string | null;
 }
 
+export interface PendingEmail {
+  email: string;
+  tokenHash: Buffer;
+  expiresAt: Date;
+}
+
 export type UserStatusFilter = 'active' | 'pending' | 'disabled';
 export type LastSignInFilter = { never: true } | { after: Date } | { notAfter: Date };
 
@@ -63,6 +69,17 @@ export interface UserStore {
   /** Clears the password, TOTP and recovery codes and stores a new set-up link. */
   /** `mailed`: the new link is mailed to the address (using it proves the address) */
   resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null, mailed?: boolean): Promise<void>;
+  /** The new address a user asked for, with its link's digest, while one waits. */
+  findPendingEmail(id: string): Promise<PendingEmail | undefined>;
+  /** Records (or with null, forgets) the new address a user asked for. */
+  setPendingEmail(id: string, pending: PendingEmail | null, at: Date): Promise<void>;
+  /**
+   * The user's address becomes `email` (its key `emailNormalized`), proven (the link was mailed
+   * to it), and the pending one is forgotten; every other account with that address nobody proved
+   * gives way, as at set-up (SignInStore.proveEmail). DuplicateKeyError 'user.email' (another user
+   * of its tenant has it) or 'user.provenEmail' (another account proved it).
+   */
+  changeEmail(id: string, email: string, emailNormalized: string, at: Date): Promise<{ id: string; tenantId: string }[]>;
   /** Deletes the user with its role assignments and recovery codes. */
   deleteUser(id: string): Promise<void>;
 }

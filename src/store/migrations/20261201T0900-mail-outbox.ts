@@ -3,7 +3,8 @@
 // process that dies mid-send lets another retry). The body is sealed (crypto/sealed-box.ts: it may
 // carry a one-time link) and dropped once delivered. Also the proof of addresses (docs/users.md):
 // an address is unique among the accounts that proved it, and within a tenant; existing accounts
-// are grandfathered as proven (they were unique). Frozen once shipped.
+// are grandfathered as proven (they were unique); a new address of one's own waits, with the digest
+// of the link mailed to it, until that link is followed. Frozen once shipped.
 import { sql, type Kysely, type Migration } from 'kysely';
 
 export const mailOutbox: Migration = {
@@ -31,7 +32,10 @@ export const mailOutbox: Migration = {
       alter table users
         add column email_verified_at timestamptz,
         add column email_superseded_at timestamptz,
-        add column setup_link_mailed boolean not null default false`.execute(db);
+        add column setup_link_mailed boolean not null default false,
+        add column pending_email text,
+        add column pending_email_token_hash bytea,
+        add column pending_email_expires_at timestamptz`.execute(db);
     await sql`update users set email_verified_at = created_at`.execute(db);
     await sql`drop index users_email_uq`.execute(db);
     await sql`create unique index users_email_proven_uq on users (email_normalized) where email_verified_at is not null`.execute(db);
