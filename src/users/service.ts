@@ -322,7 +322,7 @@ export class UserService {
     const token = newOpaqueToken();
     return await this.store.transaction(async (tx) => {
       const user = await tx.users.lockUser(self.id);
-      if (!user || user.status !== 'active') throw notFound('User');
+      if (user?.status !== 'active') throw notFound('User');
       if (key === user.emailNormalized) throw badInput(`${email} is your address already`, { field: 'email' });
       const proven = await tx.users.findProvenUser(key);
       if (proven && proven.id !== user.id) throw conflict(EMAIL_PROVEN);
@@ -364,7 +364,7 @@ export class UserService {
     try {
       return await this.store.transaction(async (tx) => {
         const user = await tx.users.lockUser(self.id);
-        if (!user || user.status !== 'active') throw notFound('User');
+        if (user?.status !== 'active') throw notFound('User');
         const pending = await tx.users.findPendingEmail(user.id);
         const now = this.clock.now();
         if (!pending || pending.expiresAt <= now || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token))) throw invalid();
