@@ -105,6 +105,10 @@ export async function createService(opts: {
   const mailMs = opts.mailIntervalMs === undefined ? MAIL_INTERVAL_MS : opts.mailIntervalMs;
   // the background jobs (maintenance/jobs.ts): each at its interval, null when not scheduled
   // this process in process_heartbeats (gatehouse status): at start, then every HEARTBEAT_SECONDS
+  logger.info(
+    { to: services.mail.destination },
+    services.mail.delivers ? 'mail goes to the SMTP server' : 'no SMTP server (GATEHOUSE_SMTP_URL): mail goes to the outbox folder (gatehouse mail)',
+  );
   const startedAt = clock.now();
   const beat = heartbeat(store.heartbeats, clock, {
     processId: `${hostname()}:${process.pid}:${startedAt.getTime()}`,
@@ -138,6 +142,12 @@ export async function createService(opts: {
             : run.sent + run.retried > 0
               ? ['info', { sent: run.sent, retried: run.retried, to: services.mail.destination }, 'delivered mail']
               : undefined,
+      }),
+      job({
+        name: 'mail outbox purge',
+        everyMs: purgeMs,
+        run: () => services.mail.purge(),
+        logged: (purged) => (purged > 0 ? ['debug', { purged }, 'forgot old sent and failed mail'] : undefined),
       }),
       job({
         name: 'tenant expiry',

@@ -46,6 +46,11 @@ export interface MailBody {
   html: string;
 }
 
+/** how long a sent message's row (no body: who, what, when) is kept, for `gatehouse mail` */
+export const SENT_KEPT_DAYS = 7;
+/** how long a failed one (sealed) is kept for the operator; its audit event stays as long as the trail */
+export const FAILED_KEPT_DAYS = 30;
+
 /** a message that failed this many attempts is `failed` (shown by `gatehouse mail`, audited) */
 export const MAX_ATTEMPTS = 8;
 /** a claimed message not settled by then is claimed again (its process died mid-send) */

@@ -14,6 +14,7 @@ import {
   bodyContext,
   type ClaimedMail,
   errorLine,
+  FAILED_KEPT_DAYS,
   LEASE_MS,
   MAX_ATTEMPTS,
   type MailBody,
@@ -22,6 +23,7 @@ import {
   type OutboxMail,
   type OutgoingMail,
   retryDelayMs,
+  SENT_KEPT_DAYS,
 } from './model.js';
 import type { MailOutboxStore } from './store.js';
 import { renderMail } from './templates.js';
@@ -113,6 +115,15 @@ export class MailService implements MailSender {
       }
     }
     return run;
+  }
+
+  /** Forgets sent messages after SENT_KEPT_DAYS and failed ones after FAILED_KEPT_DAYS; how many. */
+  async purge(): Promise<number> {
+    const now = this.clock.now().getTime();
+    return (
+      (await this.store.mail.deleteMailBefore('sent', new Date(now - SENT_KEPT_DAYS * 86_400_000))) +
+      (await this.store.mail.deleteMailBefore('failed', new Date(now - FAILED_KEPT_DAYS * 86_400_000)))
+    );
   }
 
   /** The outbox, newest first (`gatehouse mail`). */

@@ -20,6 +20,8 @@ export interface MailOutboxStore {
   markFailed(id: string, error: string): Promise<void>;
   /** The newest messages first, without bodies. */
   listMail(limit: number, status?: OutboxMail['status']): Promise<OutboxMail[]>;
+  /** Deletes the messages in `status` created before `cutoff`; how many. */
+  deleteMailBefore(status: 'sent' | 'failed', cutoff: Date): Promise<number>;
   /** One message, with its sealed body if still kept. */
   findMail(id: string): Promise<(OutboxMail & { bodySealed: string | null }) | undefined>;
 }

@@ -97,6 +97,11 @@ export function mailOutboxStore(db: Kysely<Database>): MailOutboxStore {
       return rows.map(toMail);
     },
 
+    async deleteMailBefore(status, cutoff) {
+      const r = await db.deleteFrom('mail_outbox').where('status', '=', status).where('created_at', '<', cutoff).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
     async findMail(id) {
       const r = await db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
       return r && { ...toMail(r), bodySealed: r.body_sealed };

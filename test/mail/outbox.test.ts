@@ -132,6 +132,11 @@ for (const engine of engines()) {
         assert.equal(events.length, 1);
         assert.equal(events[0]!.outcome, 'failure');
         assert.ok(!JSON.stringify(events).includes('token='), 'the audit event holds no link');
+        // kept for the operator 30 days, then forgotten (its audit event stays)
+        t.clock.advance(29 * 86_400_000);
+        assert.equal(await t.service.services.mail.purge(), 0, 'kept for 30 days');
+        t.clock.advance(2 * 86_400_000);
+        assert.equal(await t.service.services.mail.purge(), 1, 'the failed one after 30 days');
       } finally {
         smtp.refuseAll(false);
       }
