@@ -151,6 +151,30 @@ for (const engine of engines()) {
       assert.equal((await t.gql(await t.rootToken(), USER, { id: made.user.id })).body.data.user.email_status, 'claimed_elsewhere');
     });
 
+    it('resetUserSignIn mails the new link too (setup_url null); a reset keeps a proven address proven', async () => {
+      const tenant = await createTenant(t, '1');
+      const made = await create('erin@example.net', tenant);
+      const erin = new PageClient(t);
+      assert.equal((await setPassword(erin, await mailedLink('erin@example.net'))).status, 303);
+      await finishSetup(erin);
+      const reset = await t.gql(
+        await t.rootToken(),
+        'mutation($id: ID!) { resetUserSignIn(id: $id) { user { email_status setup_pending } setup_url setup_link_mailed } }',
+        { id: made.body.data.createUser.user.id },
+        { tenant },
+      );
+      assert.equal(reset.body.errors, undefined, reset.text);
+      assert.deepEqual(reset.body.data.resetUserSignIn, {
+        user: { email_status: 'verified', setup_pending: true },
+        setup_url: null,
+        setup_link_mailed: true,
+      });
+      const n = smtp.received.length;
+      const link = await mailedLink('erin@example.net');
+      assert.match(smtp.received[n]!.parsed.subject ?? '', /Set up your sign-in to .* again/);
+      assert.equal((await setPassword(new PageClient(t), link)).status, 303, 'the mailed reset link works');
+    });
+
     it('two unproven accounts: sign-in tries the password against the older one only', async () => {
       const a = await createTenant(t, '1');
       const b = await createTenant(t, '1');

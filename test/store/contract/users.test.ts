@@ -110,6 +110,28 @@ for (const engine of engines()) {
       );
     });
 
+    it('a new address waits with its link until confirmed; then it is the account’s, proven, and the ones that had it unproven give way', async () => {
+      const email = `new-${randomUUID()}@example.com`;
+      const u = await newUser(c.store, a.id);
+      const squatter = await newUser(c.store, b.id, { email });
+      assert.equal(await c.store.users.findPendingEmail(u.id), undefined);
+      const pending = { email, tokenHash: sha256(`${u.id} change`), expiresAt: at(HOUR) };
+      await c.store.users.setPendingEmail(u.id, pending, at(1));
+      assert.deepEqual(await c.store.users.findPendingEmail(u.id), pending);
+      const superseded = await c.store.transaction((tx) => tx.users.changeEmail(u.id, email, email, at(2)));
+      assert.deepEqual(superseded, [{ id: squatter.id, tenantId: b.id }]);
+      const changed = await c.store.users.findUser(u.id);
+      assert.deepEqual([changed?.email, changed?.emailNormalized, changed?.emailStatus], [email, email, 'verified']);
+      assert.equal(await c.store.users.findPendingEmail(u.id), undefined, 'the pending address is forgotten');
+      assert.equal((await c.store.users.findUser(squatter.id))?.emailStatus, 'claimed_elsewhere');
+      // another account cannot take it over the same way
+      const other = await newUser(c.store, (await childOf(c.store, b)).id);
+      await rejectsDuplicate(
+        c.store.transaction((tx) => tx.users.changeEmail(other.id, email, email, at(3))),
+        'user.provenEmail',
+      );
+    });
+
     it('listUsers: the users of one tenant only, filtered by address, by creation then id, a page at a time', async () => {
       const ta = await childOf(c.store, a);
       const tb = await childOf(c.store, b);
