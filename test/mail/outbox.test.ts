@@ -132,6 +132,15 @@ for (const engine of engines()) {
         assert.equal(events.length, 1);
         assert.equal(events[0]!.outcome, 'failure');
         assert.ok(!JSON.stringify(events).includes('token='), 'the audit event holds no link');
+        if (t.db.url) {
+          // the operator's view of the table (PostgreSQL: readable beside running servers)
+          const config = loadConfig({ DATABASE_URL: t.db.url, GATEHOUSE_ENCRYPTION_KEY: t.config.encryptionKeys[0]!.toString('hex') });
+          const listed = await captured(() => mailCommand(config, ['--status', 'failed']));
+          assert.match(listed, new RegExp(`${row!.id} .* failed +attempts ${MAX_ATTEMPTS} +to never@example\\.com .*last error: 451`));
+          const shown = await captured(() => mailCommand(config, ['show', row!.id]));
+          assert.match(shown, /status {6}failed/);
+          assert.match(shown, /\/login\/setup\?token=/, 'the operator, who holds the key, can read the failed invitation');
+        }
         // kept for the operator 30 days, then forgotten (its audit event stays)
         t.clock.advance(29 * 86_400_000);
         assert.equal(await t.service.services.mail.purge(), 0, 'kept for 30 days');
