@@ -5,7 +5,7 @@
 //                                                      ↑ store interfaces (each capability's store.ts)
 //   persister (src/store/**) implements the store interfaces; only compose and cli open it.
 //
-// Capabilities: access, attempts, audit, bootstrap, credentials, device, keys, labels, maintenance, oauth,
+// Capabilities: access, attempts, audit, bootstrap, credentials, device, keys, labels, mail, maintenance, oauth,
 // sessions, signin, sso, subscriptions, tenants, users, observability. Bottom: config (config.ts and the table of settings in
 // config/), errors, clock, ids, paging, text, time, logger, version, transaction, crypto. Type-only
 // imports count: a type that points up is a dependency that points up.
@@ -14,7 +14,7 @@
 // A capability uses another's model and store interface, never its use cases: where it needs
 // one (the sign-in flow its sessions, the labels a visible tenant), it declares what it needs as
 // an interface (in its own files or the other's model.ts) and services.ts hands it the service.
-const CAPABILITIES = '(access|attempts|audit|bootstrap|credentials|device|keys|labels|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
+const CAPABILITIES = '(access|attempts|audit|bootstrap|credentials|device|keys|labels|mail|maintenance|oauth|sessions|signin|sso|subscriptions|tenants|users|observability)';
 // (used as `^src/(${BOTTOM})`: alternatives relative to src/)
 const BOTTOM = '(config|errors|clock|ids|paging|text|time|logger|version|transaction)\\.ts$|config/|crypto/';
 

@@ -22,9 +22,12 @@ import { hostname } from 'node:os';
 import { resealTotpSecrets } from './signin/reseal.js';
 import { disableExpiredTenants } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
+import type { MailTransport } from './mail/transports.js';
 
 /** how often expired sessions, device codes and failure counts are deleted */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+/** how often the mail outbox is looked at for messages due (mail/service.ts) */
+const MAIL_INTERVAL_MS = 5 * 1000;
 
 export interface Service {
   /** the public listener's app */
@@ -54,6 +57,10 @@ export async function createService(opts: {
   expiryIntervalMs?: number | null;
   /** null: no background purge of expired sessions, device codes and failure counts (tests run it by hand) */
   purgeIntervalMs?: number | null;
+  /** null: no background delivery of the mail outbox (tests run `services.mail.deliverDue()` by hand) */
+  mailIntervalMs?: number | null;
+  /** where mail goes instead of GATEHOUSE_SMTP_URL's server or the outbox folder (tests) */
+  mailTransport?: MailTransport;
 }): Promise<Service> {
   const { config, db, logger } = opts;
   const clock = opts.clock ?? systemClock;
@@ -70,7 +77,15 @@ export async function createService(opts: {
   const resealed = await resealTotpSecrets(store, box);
   if (resealed > 0) logger.info({ resealed }, 're-sealed TOTP secrets under the first encryption key');
   const lastUsed = new LastUsedBuffer(store.credentials, (err) => logger.error({ err }, 'writing last-used times failed'));
-  const services = createServices({ config, store, clock, keys, box, lastUsed });
+  const services = createServices({
+    config,
+    store,
+    clock,
+    keys,
+    box,
+    lastUsed,
+    ...(opts.mailTransport ? { mailTransport: opts.mailTransport } : {}),
+  });
   const metrics = createMetrics();
   const version = loadVersionInfo();
   const app = await buildApp({ config, database: db, clock, services, logger, version, metrics });
@@ -87,8 +102,13 @@ export async function createService(opts: {
   if (flushMs !== null) lastUsed.start(flushMs);
   const expiryMs = opts.expiryIntervalMs === undefined ? config.expiryCheckSeconds * 1000 : opts.expiryIntervalMs;
   const purgeMs = opts.purgeIntervalMs === undefined ? PURGE_INTERVAL_MS : opts.purgeIntervalMs;
+  const mailMs = opts.mailIntervalMs === undefined ? MAIL_INTERVAL_MS : opts.mailIntervalMs;
   // the background jobs (maintenance/jobs.ts): each at its interval, null when not scheduled
   // this process in process_heartbeats (gatehouse status): at start, then every HEARTBEAT_SECONDS
+  logger.info(
+    { to: services.mail.destination },
+    services.mail.delivers ? 'mail goes to the SMTP server' : 'no SMTP server (GATEHOUSE_SMTP_URL): mail goes to the outbox folder (gatehouse mail)',
+  );
   const startedAt = clock.now();
   const beat = heartbeat(store.heartbeats, clock, {
     processId: `${hostname()}:${process.pid}:${startedAt.getTime()}`,
@@ -105,6 +125,29 @@ export async function createService(opts: {
         everyMs: purgeMs === null ? null : HEARTBEAT_SECONDS * 1000,
         run: beat,
         logged: () => undefined,
+      }),
+      // the mail outbox: every process delivers (each message is claimed by one); a message that
+      // failed for good is logged without its body (it is audited and `gatehouse mail` lists it)
+      job({
+        name: 'mail delivery',
+        everyMs: mailMs,
+        run: () => services.mail.deliverDue(),
+        logged: (run) =>
+          run.failed.length > 0
+            ? [
+                'warn',
+                { failed: run.failed, sent: run.sent, retried: run.retried },
+                'mail failed for good after every attempt (gatehouse mail --status failed)',
+              ]
+            : run.sent + run.retried > 0
+              ? ['info', { sent: run.sent, retried: run.retried, to: services.mail.destination }, 'delivered mail']
+              : undefined,
+      }),
+      job({
+        name: 'mail outbox purge',
+        everyMs: purgeMs,
+        run: () => services.mail.purge(),
+        logged: (purged) => (purged > 0 ? ['debug', { purged }, 'forgot old sent and failed mail'] : undefined),
       }),
       job({
         name: 'tenant expiry',
@@ -161,6 +204,7 @@ export async function createService(opts: {
         await app.close();
         await metricsApp?.close();
         await stopJobs();
+        services.mail.close();
         await lastUsed.stop();
         // refusal events still being written (credentials/service.ts)
         await services.credentials.settled();

@@ -119,5 +119,6 @@ export type UniqueKey =
   | 'service.name'
   | 'subscription.name'
   | 'user.email'
+  | 'user.provenEmail'
   | 'device.userCode'
   | 'sso.domain';

@@ -30,6 +30,8 @@ import { UserService, type UserStores } from './users/service.js';
 import { SsoService, type SsoStores } from './sso/service.js';
 import { SsoSignInService, type SsoSignInStores } from './sso/sign-in.js';
 import { AuditService, type AuditStores } from './audit/service.js';
+import { MailService, type MailStores } from './mail/service.js';
+import { folderTransport, smtpTransport, type MailTransport } from './mail/transports.js';
 
 export interface Services {
   clock: Clock;
@@ -45,6 +47,8 @@ export interface Services {
   ssoSignIn: SsoSignInService;
   /** reading the audit trail */
   audit: AuditService;
+  /** the mail outbox: queued in a use case's transaction, delivered by the mail job */
+  mail: MailService;
   tokens: AccessTokens;
   /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
   tokenThrottle: FailureThrottle;
@@ -74,7 +78,8 @@ export type ServiceStores = Transactional<
     SsoSignInStores &
     TenantLoaderStores &
     KeyServiceStores &
-    AuditStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
+    AuditStores &
+    MailStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
 
 /** The signing keys' rotation settings (keys/model.ts), from the configuration. */
@@ -89,6 +94,13 @@ export function keyRotationSettings(
   });
 }
 
+/** The From header: GATEHOUSE_MAIL_FROM, else the product's name at no-reply@ the base URL's host. */
+export function mailFrom(config: Pick<Config, 'mailFrom' | 'vendorName' | 'baseUrl'>): string {
+  if (config.mailFrom) return config.mailFrom.trim();
+  const name = config.vendorName.replace(/["\\]/g, (c) => `\\${c}`);
+  return `"${name}" <no-reply@${new URL(config.baseUrl).hostname}>`;
+}
+
 export function createServices(deps: {
   config: Config;
   store: ServiceStores;
@@ -97,8 +109,18 @@ export function createServices(deps: {
   /** seals what is kept secret at rest (TOTP secrets) */
   box: SealedBox;
   lastUsed: LastUsedRecorder;
+  /** where mail goes; default: GATEHOUSE_SMTP_URL's server, else the data folder's outbox folder */
+  mailTransport?: MailTransport;
 }): Services {
   const { config, store, clock, keys, box, lastUsed } = deps;
+  const mail = new MailService(
+    store,
+    box,
+    clock,
+    deps.mailTransport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : folderTransport(config.dataDir)),
+    { from: mailFrom(config), replyTo: config.mailReplyTo, product: config.vendorName },
+    config.smtpUrl !== undefined,
+  );
   const sessions = new SessionService(store, clock, { idleSeconds: config.sessionIdleSeconds, absoluteSeconds: config.sessionMaxSeconds });
   const tokens = new AccessTokens(
     keys,
@@ -126,7 +148,8 @@ export function createServices(deps: {
     signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName, baseUrl: config.baseUrl }),
     ssoSignIn,
     audit: new AuditService(store, clock),
-    users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }),
+    mail,
+    users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }, mail),
     tokens,
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),
     bearer,

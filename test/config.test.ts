@@ -155,6 +155,10 @@ describe('loadConfig problems', () => {
   // [variable, bad value, extra valid variables needed to isolate the problem]
   const cases: [string, string, Record<string, string>?][] = [
     ['PORT', 'abc'],
+    ['GATEHOUSE_SMTP_URL', 'http://user:hunter2@mail.example.com'],
+    ['GATEHOUSE_SMTP_URL', 'smtp://user:hunter2@'],
+    ['GATEHOUSE_MAIL_FROM', 'not an address'],
+    ['GATEHOUSE_MAIL_REPLY_TO', 'nobody'],
     ['PORT', '65536'],
     ['PORT', '-1'],
     ['PORT', '80.5'],
@@ -206,6 +210,8 @@ describe('loadConfig problems', () => {
     'GATEHOUSE_BOOTSTRAP_CLIENT_SECRET',
     'GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD',
     'GATEHOUSE_ENCRYPTION_KEY',
+    // its user:password@
+    'GATEHOUSE_SMTP_URL',
   ]);
 
   it('marks every variable that may hold a credential secret in the table of settings', () => {

@@ -1,4 +1,4 @@
-// `gatehouse <command>`: serve, migrate, users, audit, sso, status; --help (also per command) and --version. Configuration
+// `gatehouse <command>`: serve, migrate, users, audit, mail, sso, status; --help (also per command) and --version. Configuration
 // comes from the environment; a flag of the same name overrides it (--port 9000, --database-url …).
 // Every failure ends in one line on standard error and a non-zero exit code.
 //
@@ -23,6 +23,8 @@ import {
   USERS_SETTINGS,
   KEYS_SETTINGS,
   KEYS_USAGE,
+  MAIL_SETTINGS,
+  MAIL_USAGE,
   AUDIT_SETTINGS,
   AUDIT_USAGE,
   SSO_SETTINGS,
@@ -44,6 +46,8 @@ Usage:
   gatehouse keys <action>      the token-signing keys (list, rotate, retire
                                KID), on the database
   gatehouse audit export       write the audit trail as JSON lines (--since)
+  gatehouse mail [show ID]     the mail sent and queued (the outbox folder
+                               without SMTP: set-up links are there)
   gatehouse sso <action>       disable a connection, release a domain
   gatehouse status             migrations, signing keys, processes seen
 
@@ -113,6 +117,12 @@ export const COMMANDS: Readonly<Record<string, Command | ClientCommand>> = {
     settings: AUDIT_SETTINGS,
     takesArguments: true,
     load: async () => (await import('./commands/audit.js')).auditCommand,
+  },
+  mail: {
+    usage: MAIL_USAGE,
+    settings: MAIL_SETTINGS,
+    takesArguments: true,
+    load: async () => (await import('./commands/mail.js')).mailCommand,
   },
   sso: {
     usage: SSO_USAGE,

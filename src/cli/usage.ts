@@ -243,3 +243,26 @@ Options:
 Environment:
 ${CONFIG_DIR_HELP}
 `;
+
+export const MAIL_USAGE = `Usage:
+  gatehouse mail [list] [--status STATUS] [--limit N]
+  gatehouse mail show ID
+
+The mail the service sent or is sending (docs/operations.md, "Mail"). Without
+GATEHOUSE_SMTP_URL (the embedded default) every message is written to the
+outbox folder of the data folder (GATEHOUSE_DATA_DIR/outbox), which this
+command reads even while serve runs: set-up links are there. It also reads the
+outbox table of the configured database (DATABASE_URL, else the embedded
+folder, which a running serve holds): messages queued, retried, or failed after
+every attempt (with the last error).
+
+  list            the newest messages first (the default action)
+  show ID         one message: from the outbox folder as it was written, else
+                  its state in the table (and its text while it is not sent)
+  --status STATUS only messages in this state of the table: queued, sending,
+                  sent or failed
+  --limit N       at most N messages of each (default 50)
+`;
+
+/** The settings `mail` reads (its --help lists them). */
+export const MAIL_SETTINGS: readonly Variable[] = ['DATABASE_URL', 'GATEHOUSE_DATA_DIR', 'GATEHOUSE_ENCRYPTION_KEY', 'GATEHOUSE_SMTP_URL'];

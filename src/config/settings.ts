@@ -247,6 +247,43 @@ export const SETTINGS = {
     unset: 'unset: `/metrics` is not served',
     description: 'serve `/metrics` on this port (on `HOST`) only, never on the public listener',
   }),
+  smtpUrl: optional({
+    variable: 'GATEHOUSE_SMTP_URL',
+    kind: text(
+      'an `smtp://` (STARTTLS when the server offers it) or `smtps://` (TLS from the start) URL, with `user:password@` if the server asks',
+      (raw) => {
+        let url: URL;
+        try {
+          url = new URL(raw);
+        } catch {
+          return 'must be a URL such as smtp://user:password@mail.example.com:587 or smtps://mail.example.com:465';
+        }
+        if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return 'must begin with smtp:// or smtps://';
+        return url.hostname === '' ? 'must name the mail server (smtp://HOST:PORT)' : undefined;
+      },
+    ),
+    unset: 'unset: the outbox folder',
+    description: 'the mail server that sends invitations and other mail',
+    example: 'smtp://gatehouse:PASSWORD@mail.example.com:587',
+    note: 'unset: every message is written to the `outbox` folder of the data folder, which `gatehouse mail` reads, and set-up links are also shown to the administrator (they prove no address): [docs/users.md](docs/users.md#invitations-and-proven-addresses)',
+    secret: true,
+  }),
+  mailFrom: optional({
+    variable: 'GATEHOUSE_MAIL_FROM',
+    kind: text('an e-mail address, optionally with a name (`Acme Sign-in <no-reply@acme.example>`)', (raw) =>
+      /^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>$/.test(raw.trim()) ? undefined : 'must be an address such as no-reply@example.com',
+    ),
+    unset: '`no-reply@` the host of `GATEHOUSE_BASE_URL`',
+    description: 'the From address of the mail the service sends',
+  }),
+  mailReplyTo: optional({
+    variable: 'GATEHOUSE_MAIL_REPLY_TO',
+    kind: text('an e-mail address', (raw) =>
+      /^[^<>@\s]+@[^<>@\s]+$/.test(raw.trim()) ? undefined : 'must be an address such as support@example.com',
+    ),
+    unset: 'unset: no Reply-To',
+    description: 'the Reply-To address of the mail the service sends',
+  }),
   graphqlIntrospection: setting({
     variable: 'GATEHOUSE_GRAPHQL_INTROSPECTION',
     kind: boolean,

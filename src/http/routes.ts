@@ -37,6 +37,8 @@ import {
   ACCOUNT_RECOVERY_CODES_PATH,
   ACCOUNT_PASSKEYS_PATH,
   ACCOUNT_PASSKEY_REMOVE_PATH,
+  ACCOUNT_EMAIL_PATH,
+  ACCOUNT_EMAIL_CONFIRM_PATH,
   ACCOUNT_SESSIONS_PATH,
   AUDIT_PATH,
   CONSOLE_PATH,
@@ -290,6 +292,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(ACCOUNT_PASSKEYS_PATH, account.addPasskey); // /console/account/passkeys
       scope.get(ACCOUNT_PASSKEY_REMOVE_PATH, account.confirmPasskeyRemoval); // /console/account/passkeys/remove
       scope.post(ACCOUNT_PASSKEY_REMOVE_PATH, account.removePasskey);
+      scope.post(ACCOUNT_EMAIL_PATH, account.requestEmailChange); // /console/account/email
+      scope.get(ACCOUNT_EMAIL_CONFIRM_PATH, account.confirmEmailChange); // /console/account/email/confirm
       // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
       const ssoConsole = ssoConsolePages(c);
       scope.get(SSO_PATH, ssoConsole.list); // /console/sso

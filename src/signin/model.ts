@@ -7,3 +7,7 @@ export const TOTP_CONTEXT = 'user.totp';
 /** The context of the authenticator being enrolled, sealed in the session until a first code
  *  confirms it. */
 export const ENROL_CONTEXT = 'session.totp-enrolment';
+
+/** the set-up of an account whose address another account proved first (docs/users.md) */
+export const CLAIMED_ELSEWHERE =
+  'This set-up link no longer works: another account proved that it owns this e-mail address first, so this account cannot use it. Ask your administrator: they see why on your account’s page.';

@@ -28,7 +28,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
-import { type Refusal, refusal } from '../errors.js';
+import { DuplicateKeyError, type Refusal, refusal } from '../errors.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
 import type { IssuedSession, Session, SessionLifecycle, SessionState, SignInFor, SignInStep } from '../sessions/model.js';
 import type { Transactional } from '../transaction.js';
@@ -38,7 +38,7 @@ import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
 import { RECOGNISED_DAYS } from './recognised-browser.js';
-import { ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
+import { CLAIMED_ELSEWHERE, ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { Passkey, PasskeyStore, SignInRecord, SignInStore } from './store.js';
 import {
@@ -124,6 +124,8 @@ export type SsoContinuation =
 export type SetupOpening =
   /** the link does not hold (used, expired, mistyped, its user disabled) */
   | { kind: 'invalid' }
+  /** another account proved the link's address first: this account gave way (docs/users.md) */
+  | { kind: 'claimed' }
   /** this browser is signed in as someone: they confirm first (the link is kept in their session) */
   | { kind: 'confirm'; signedInAs: string; setupFor: string }
   /** a new anonymous session at the new-password step */
@@ -384,6 +386,7 @@ export class SignInService {
    */
   async openSetup(current: Session | undefined, token: string): Promise<SetupOpening> {
     const found = await this.validSetupLink(token);
+    if (found === 'claimed') return { kind: 'claimed' };
     if (!found) return { kind: 'invalid' };
     const setupTokenHash = digestOpaqueToken(token).toString('hex');
     const signedIn = current ? await this.signedInUser(current) : undefined;
@@ -409,6 +412,7 @@ export class SignInService {
     if (!pending) return { kind: 'invalid' };
     await this.sessions.end(current);
     const found = await this.store.signIn.findSetupRecord(Buffer.from(pending.setupTokenHash, 'hex'));
+    if (found?.claimedElsewhere) return { kind: 'claimed' };
     if (!found?.active || !found.setupExpiresAt || found.setupExpiresAt <= this.clock.now()) return { kind: 'invalid' };
     const issued = await this.sessions.start({ signIn: { step: 'setup', userId: found.id, setupTokenHash: pending.setupTokenHash } });
     return { kind: 'next', issued };
@@ -425,17 +429,41 @@ export class SignInService {
     if (step?.step !== 'setup') return { kind: 'restart' };
     const found = await this.store.signIn.findSetupRecord(Buffer.from(step.setupTokenHash, 'hex'));
     const now = this.clock.now();
+    if (found?.claimedElsewhere) return refusal(400, CLAIMED_ELSEWHERE);
     if (!found?.active || found.id !== step.userId || !found.setupExpiresAt || found.setupExpiresAt <= now) return { kind: 'restart' };
     if (password !== confirmation) return refusal(400, 'The two passwords differ.');
     const local = found.email.split('@')[0] ?? '';
     const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
     if (problem) return refusal(400, problem);
     const hash = await hashPassword(password);
-    const redeemed = await this.store.transaction(async (tx) => {
-      if (!(await tx.signIn.redeemSetupLink(found.id, Buffer.from(step.setupTokenHash, 'hex'), hash, this.clock.now()))) return false;
-      await tx.audit.insertEvent(userEvent(found, now, 'user.password_set'));
-      return true;
-    });
+    let redeemed: boolean;
+    try {
+      redeemed = await this.store.transaction(async (tx) => {
+        if (!(await tx.signIn.redeemSetupLink(found.id, Buffer.from(step.setupTokenHash, 'hex'), hash, this.clock.now()))) return false;
+        await tx.audit.insertEvent(userEvent(found, now, 'user.password_set'));
+        // a link that was mailed to the address proves it (docs/users.md): the other accounts with
+        // the address that nobody proved give way, and their administrators see it
+        if (found.mailed && !found.verified) {
+          const superseded = await tx.signIn.proveEmail(found.id, found.emailNormalized, now);
+          await tx.audit.insertEvent(userEvent(found, now, 'user.email_verified', { email: found.email, superseded: superseded.length }));
+          for (const other of superseded) {
+            await tx.audit.insertEvent({
+              occurredAt: now,
+              tenantId: other.tenantId,
+              actor: { kind: 'system', id: 'email-proof' },
+              action: 'user.email_claimed_elsewhere',
+              target: { kind: 'user', id: other.id },
+              details: { email: found.email },
+            });
+          }
+        }
+        return true;
+      });
+    } catch (err) {
+      // another account proved the address between this link's check and now
+      if (err instanceof DuplicateKeyError && err.key === 'user.provenEmail') return refusal(400, CLAIMED_ELSEWHERE);
+      throw err;
+    }
     if (!redeemed) return { kind: 'restart' };
     const issued = await this.sessions.rotate(session, { ...session.state, signIn: { step: 'enrol', userId: found.id, since: now.toISOString() } });
     return issued ? { kind: 'next', step: 'enrol', issued } : { kind: 'restart' };
@@ -809,6 +837,7 @@ export class SignInService {
   private async validSetupLink(token: string) {
     if (!isOpaqueToken(token)) return undefined;
     const found = await this.store.signIn.findSetupRecord(digestOpaqueToken(token));
+    if (found?.claimedElsewhere) return 'claimed' as const;
     return found?.active && found.setupExpiresAt && found.setupExpiresAt > this.clock.now() ? found : undefined;
   }
 

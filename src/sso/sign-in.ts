@@ -40,7 +40,7 @@ import type { SamlRequestRow, SsoStore } from './store.js';
 
 export interface SsoSignInStores {
   sso: SsoStore;
-  users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'insertUser' | 'insertRoleAssignments'>;
+  users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'findProvenUser' | 'insertUser' | 'insertRoleAssignments'>;
   tenants: Pick<TenantStore, 'findScope' | 'findTenant'>;
   audit: AuditStore;
   /** who began a test sign-in (its request names their session) */

@@ -8,7 +8,8 @@ const UNIQUE_KEYS: Record<string, UniqueKey> = {
   tenant_labels_owner_name_uq: 'label.name',
   services_owner_name_uq: 'service.name',
   partner_subscriptions_live_name_uq: 'subscription.name',
-  users_email_uq: 'user.email',
+  users_tenant_email_uq: 'user.email',
+  users_email_proven_uq: 'user.provenEmail',
   device_authorizations_user_code_key: 'device.userCode',
   sso_connection_domains_pkey: 'sso.domain',
 };

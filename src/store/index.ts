@@ -21,6 +21,8 @@ import type { UserStore } from '../users/store.js';
 import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import type { RevokedTokenStore } from '../oauth/revocation-store.js';
+import type { MailOutboxStore } from '../mail/store.js';
+import { mailOutboxStore } from './mail-outbox.js';
 import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
 import { heartbeatStore } from './heartbeats.js';
@@ -65,6 +67,8 @@ export interface Store {
   audit: AuditStore;
   heartbeats: HeartbeatStore;
   keys: KeyStore;
+  /** the mail outbox (mail/) */
+  mail: MailOutboxStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -109,6 +113,7 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     audit: auditStore(db),
     heartbeats: heartbeatStore(db),
     keys: keyStore(db),
+    mail: mailOutboxStore(db),
     transaction: async (fn) => {
       if (inTransaction) return fn(store);
       const before = changes?.generation;

@@ -117,6 +117,34 @@ export interface UsersTable {
   updated_by: string | null;
   disabled_at: NullableTimestamp;
   last_sign_in_at: NullableTimestamp;
+  /** when the person proved the address (set-up through a mailed link); grandfathered at migration */
+  email_verified_at: NullableTimestamp;
+  /** when another account proved this address: this one's set-up link stopped working then */
+  email_superseded_at: NullableTimestamp;
+  /** whether the pending set-up link was mailed (only then does using it prove the address) */
+  setup_link_mailed: Generated<boolean>;
+  /** a new address the person asked for, until they follow the link mailed to it */
+  pending_email: string | null;
+  /** SHA-256 of that link's token */
+  pending_email_token_hash: Uint8Array | null;
+  pending_email_expires_at: NullableTimestamp;
+}
+
+/** src/mail/: one message to send; the body sealed, dropped once sent */
+export interface MailOutboxTable {
+  id: string;
+  tenant_id: Int8 | null;
+  template: string;
+  to_address: string;
+  subject: string;
+  body_sealed: string | null;
+  status: 'queued' | 'sending' | 'sent' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_until: NullableTimestamp;
+  last_error: string | null;
+  created_at: Timestamp;
+  sent_at: NullableTimestamp;
 }
 
 export interface UserRecoveryCodesTable {
@@ -426,4 +454,5 @@ export interface Database {
   saml_requests: SamlRequestsTable;
   saml_assertions_used: SamlAssertionsUsedTable;
   sso_identities: SsoIdentitiesTable;
+  mail_outbox: MailOutboxTable;
 }

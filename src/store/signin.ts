@@ -1,5 +1,6 @@
 // SignInStore on Kysely (both engines).
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { proveAddress } from './email-proof.js';
 import type { SignInStore } from '../signin/store.js';
 import type { Database } from './schema.js';
 
@@ -17,6 +18,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         'u.totp_secret_sealed',
         'u.totp_last_step',
         'u.disabled_at',
+        'u.email_superseded_at',
         't.enabled',
       ])
       .select((eb) => eb.exists(eb.selectFrom('passkeys as p').select('p.id').whereRef('p.user_id', '=', 'u.id')).as('has_passkeys'));
@@ -30,7 +32,8 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       passwordHash: r.password_hash,
       totpSecretSealed: r.totp_secret_sealed,
       totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
-      active: r.disabled_at === null && r.enabled === true,
+      // an account that gave way to one that proved the address signs in no more
+      active: r.disabled_at === null && r.email_superseded_at === null && r.enabled === true,
       hasPasskeys: r.has_passkeys === true,
     };
 
@@ -44,14 +47,37 @@ export function signInStore(db: Kysely<Database>): SignInStore {
   };
 
   return {
-    findSignInRecord: async (key) => toRecord(await record().where('u.email_normalized', '=', key).executeTakeFirst()),
+    findSignInRecord: async (key) =>
+      toRecord(
+        await record()
+          .where('u.email_normalized', '=', key)
+          .where('u.email_superseded_at', 'is', null)
+          .orderBy(sql`u.email_verified_at is null`)
+          .orderBy('u.created_at')
+          .orderBy('u.id')
+          .limit(1)
+          .executeTakeFirst(),
+      ),
+
+    proveEmail: (userId, key, at) => proveAddress(db, userId, key, at),
     findSignInRecordById: async (id) => toRecord(await record().where('u.id', '=', id).executeTakeFirst()),
 
     async findSetupRecord(hash) {
       const r = await db
         .selectFrom('users as u')
         .innerJoin('tenants as t', 't.id', 'u.tenant_id')
-        .select(['u.id', 'u.tenant_id', 'u.email', 'u.setup_expires_at', 'u.disabled_at', 't.enabled'])
+        .select([
+          'u.id',
+          'u.tenant_id',
+          'u.email',
+          'u.email_normalized',
+          'u.setup_expires_at',
+          'u.disabled_at',
+          'u.setup_link_mailed',
+          'u.email_verified_at',
+          'u.email_superseded_at',
+          't.enabled',
+        ])
         .where('u.setup_token_hash', '=', hash)
         .executeTakeFirst();
       return (
@@ -59,8 +85,12 @@ export function signInStore(db: Kysely<Database>): SignInStore {
           id: r.id,
           tenantId: String(r.tenant_id),
           email: r.email,
+          emailNormalized: r.email_normalized,
           setupExpiresAt: r.setup_expires_at,
           active: r.disabled_at === null && r.enabled === true,
+          mailed: r.setup_link_mailed,
+          verified: r.email_verified_at !== null,
+          claimedElsewhere: r.email_superseded_at !== null,
         }
       );
     },
@@ -94,6 +124,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
         .where('setup_token_hash', '=', setupTokenHash)
         .where('setup_expires_at', '>', at)
         .where('disabled_at', 'is', null)
+        .where('email_superseded_at', 'is', null)
         // active as findSetupRecord says: the user's tenant enabled too (it may be disabled between the two)
         .where((eb) => eb.exists(eb.selectFrom('tenants as t').select('t.id').whereRef('t.id', '=', 'users.tenant_id').where('t.enabled', '=', true)))
         .executeTakeFirst();

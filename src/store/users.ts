@@ -1,8 +1,9 @@
 // UserStore on Kysely (both engines).
-import type { ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
+import { proveAddress } from './email-proof.js';
 import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database, UsersTable } from './schema.js';
@@ -22,6 +23,8 @@ const USER_COLUMNS = [
   'updated_by',
   'disabled_at',
   'last_sign_in_at',
+  'email_verified_at',
+  'email_superseded_at',
 ] as const;
 
 type UserRow = Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]> & { sso: SqlBool };
@@ -38,6 +41,7 @@ function toUser(row: UserRow, assignments: RoleAssignment[]): User {
     ssoSignIn: Boolean(row.sso),
     totpEnrolled: row.totp_secret_sealed !== null,
     setupExpiresAt: row.setup_expires_at,
+    emailStatus: row.email_verified_at !== null ? 'verified' : row.email_superseded_at !== null ? 'claimed_elsewhere' : 'unverified',
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     createdBy: row.created_by,
@@ -102,6 +106,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           password_hash: u.passwordHash,
           setup_token_hash: u.setupTokenHash,
           setup_expires_at: u.setupExpiresAt,
+          setup_link_mailed: u.setupLinkMailed ?? false,
           created_at: u.createdAt,
           updated_at: u.createdAt,
           created_by: u.createdBy,
@@ -115,7 +120,22 @@ export function userStore(db: Kysely<Database>): UserStore {
 
     findUser: async (id) => one(await selectUsers().where('id', '=', id).executeTakeFirst()),
 
-    findUserByEmail: async (key) => one(await selectUsers().where('email_normalized', '=', key).executeTakeFirst()),
+    // the address's sign-in account (docs/users.md): the one that proved it, else the oldest that
+    // gave way to no proof
+    findUserByEmail: async (key) =>
+      one(
+        await selectUsers()
+          .where('email_normalized', '=', key)
+          .where('email_superseded_at', 'is', null)
+          .orderBy(sql`email_verified_at is null`)
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(1)
+          .executeTakeFirst(),
+      ),
+
+    findProvenUser: async (key) =>
+      one(await selectUsers().where('email_normalized', '=', key).where('email_verified_at', 'is not', null).executeTakeFirst()),
 
     async lockTenantUsers(tenantId) {
       await db.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
@@ -186,10 +206,11 @@ export function userStore(db: Kysely<Database>): UserStore {
         .execute();
     },
 
-    async resetSignIn(id, setupTokenHash, setupExpiresAt, at, by) {
+    async resetSignIn(id, setupTokenHash, setupExpiresAt, at, by, mailed = false) {
       await db
         .updateTable('users')
         .set({
+          setup_link_mailed: mailed,
           password_hash: null,
           totp_secret_sealed: null,
           totp_last_step: null,
@@ -206,6 +227,50 @@ export function userStore(db: Kysely<Database>): UserStore {
       await db.deleteFrom('passkeys').where('user_id', '=', id).execute();
       // a reset forgets the browsers that signed in before it (whoever caused the reset may hold one)
       await db.deleteFrom('recognised_browsers').where('user_id', '=', id).execute();
+    },
+
+    async findPendingEmail(id) {
+      const r = await db
+        .selectFrom('users')
+        .select(['pending_email', 'pending_email_token_hash', 'pending_email_expires_at'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!r?.pending_email || !r.pending_email_token_hash || !r.pending_email_expires_at) return undefined;
+      return { email: r.pending_email, tokenHash: Buffer.from(r.pending_email_token_hash), expiresAt: r.pending_email_expires_at };
+    },
+
+    async setPendingEmail(id, pending, at) {
+      await db
+        .updateTable('users')
+        .set({
+          pending_email: pending?.email ?? null,
+          pending_email_token_hash: pending?.tokenHash ?? null,
+          pending_email_expires_at: pending?.expiresAt ?? null,
+          updated_at: at,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async changeEmail(id, email, key, at) {
+      await db
+        .updateTable('users')
+        .set({
+          email,
+          email_normalized: key,
+          // the old address's proof is not the new one's: proveAddress sets it again
+          email_verified_at: null,
+          email_superseded_at: null,
+          pending_email: null,
+          pending_email_token_hash: null,
+          pending_email_expires_at: null,
+          updated_at: at,
+          updated_by: id,
+        })
+        .where('id', '=', id)
+        .execute()
+        .catch(rethrowUnique);
+      return proveAddress(db, id, key, at);
     },
 
     async deleteUser(id) {

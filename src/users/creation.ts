@@ -1,8 +1,8 @@
 // How a user comes to be, for each of the three ways one does: an Administrator or an operator
 // (users/service.ts), first start (bootstrap/bootstrap.ts), a first sign-in through an SSO
 // connection (sso/sign-in.ts). Written in the caller's transaction: the row, its role
-// assignments, and the `user.created` audit event; an address another user holds (in any
-// tenant) is CONFLICT for all of them.
+// assignments, and the `user.created` audit event. An address is unique within a tenant, and
+// among the accounts that proved it (docs/users.md): either is CONFLICT for all of them.
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
@@ -11,7 +11,7 @@ import type { Email } from './model.js';
 import type { UserStore } from './store.js';
 
 export interface UserCreationStores {
-  users: Pick<UserStore, 'insertUser' | 'insertRoleAssignments'>;
+  users: Pick<UserStore, 'insertUser' | 'insertRoleAssignments' | 'findProvenUser'>;
   audit: Pick<AuditStore, 'insertEvent'>;
 }
 
@@ -22,8 +22,9 @@ export interface UserCreation {
   displayName: string;
   /** null until the person sets one (through the set-up link), or for good (SSO) */
   passwordHash: string | null;
-  /** the set-up link's digest and end, if the person sets their password through one */
-  setup: { tokenHash: Buffer; expiresAt: Date } | null;
+  /** the set-up link's digest and end, if the person sets their password through one, and
+   *  whether it is mailed to the address (then using it proves the address) */
+  setup: { tokenHash: Buffer; expiresAt: Date; mailed?: boolean } | null;
   /** role ids given in the home tenant */
   roleIds: readonly string[];
   createdAt: Date;
@@ -34,12 +35,16 @@ export interface UserCreation {
   event: Record<string, unknown> | null;
 }
 
-/** the refusal of an address another user holds */
+/** the refusal of an address a user of the same tenant has */
 export const EMAIL_TAKEN = 'A user with this e-mail address exists';
+/** the refusal of an address an account proved (which tenant is not said) */
+export const EMAIL_PROVEN = 'A user with this e-mail address exists: its owner proved the address, so it cannot be given to another account';
 
-/** Inserts the user with its roles and audit event; returns its id. */
+/** Inserts the user with its roles and audit event; returns its id. An address nobody proved
+ *  does not block a user of another tenant (docs/users.md, the squatting rule). */
 export async function addUser(tx: UserCreationStores, c: UserCreation): Promise<string> {
   const id = randomUUID();
+  if (await tx.users.findProvenUser(c.email.key)) throw conflict(EMAIL_PROVEN);
   try {
     await tx.users.insertUser({
       id,
@@ -50,6 +55,7 @@ export async function addUser(tx: UserCreationStores, c: UserCreation): Promise<
       passwordHash: c.passwordHash,
       setupTokenHash: c.setup?.tokenHash ?? null,
       setupExpiresAt: c.setup?.expiresAt ?? null,
+      setupLinkMailed: c.setup?.mailed ?? false,
       createdAt: c.createdAt,
       createdBy: c.actor.kind === 'client' || c.actor.kind === 'user' ? c.actor.id : null,
     });

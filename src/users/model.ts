@@ -5,6 +5,10 @@ import { characterCount, checkLine, checkName, nameKey, quoted, TEXT_LIMITS } fr
 
 export type UserStatus = 'active' | 'disabled';
 
+/** verified: this account proved the address; unverified: nobody has yet; claimed_elsewhere:
+ *  another account proved it, and this one's set-up link stopped working */
+export type EmailStatus = 'verified' | 'unverified' | 'claimed_elsewhere';
+
 export interface User {
   id: string;
   /** home tenant: where the user was created, and the acting tenant when a request names none */
@@ -22,6 +26,10 @@ export interface User {
   totpEnrolled: boolean;
   /** when the pending set-up link stops working; null when none is pending */
   setupExpiresAt: Date | null;
+  /** the address's state (docs/users.md "Invitations and proven addresses"): proven by this
+   *  account (set-up through a mailed link, or grandfathered); not proven yet; or proven by
+   *  another account, in some tenant, which this one gave way to */
+  emailStatus: EmailStatus;
   createdAt: Date;
   updatedAt: Date;
   createdBy: string | null;

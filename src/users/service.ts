@@ -9,25 +9,29 @@ import { isRoleId, ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
-import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { badInput, forbidden, notFound } from '../errors.js';
+import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
+import { timingSafeEqual } from 'node:crypto';
+import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
+import type { MailSender } from '../mail/model.js';
+import type { MailOutboxStore } from '../mail/store.js';
 import { TENANT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 import { characterCount } from '../text.js';
 import { checkPage } from '../paging.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
-import { addUser } from './creation.js';
+import { addUser, EMAIL_PROVEN, EMAIL_TAKEN } from './creation.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
-import { setupUrl } from './setup-link.js';
+import { emailConfirmUrl, setupUrl } from './setup-link.js';
 import type { LastSignInFilter, UserStatusFilter, UserStore } from './store.js';
 
 const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satisfies UserStatusFilter[];
 
 export interface UserStores {
   users: UserStore;
-  tenants: Pick<TenantStore, 'findScopes'>;
+  tenants: Pick<TenantStore, 'findScopes' | 'findTenant'>;
   audit: AuditStore;
+  mail: Pick<MailOutboxStore, 'insertMail'>;
 }
 
 export interface UserSettings {
@@ -38,9 +42,13 @@ export interface UserSettings {
 
 export interface UserWithSetupLink {
   user: User;
-  /** the one-time link, shown only in this result */
-  setupUrl: string;
+  /** the one-time link, shown only in this result; null when it was mailed to the person (an SMTP
+   *  server is configured): the administrator never holds it, and using it proves the address */
+  setupUrl: string | null;
   setupExpiresAt: Date;
+  /** the link was mailed through GATEHOUSE_SMTP_URL's server (without one it goes to the outbox
+   *  folder too, and is shown here) */
+  mailed: boolean;
 }
 
 export interface NewUserInput {
@@ -80,6 +88,7 @@ export class UserService {
     private readonly store: Transactional<UserStores>,
     private readonly clock: Clock,
     private readonly settings: UserSettings,
+    private readonly mailer: MailSender,
   ) {}
 
   /** Creates a user in the acting tenant with roles there, and a set-up link. */
@@ -87,7 +96,7 @@ export class UserService {
     const now = this.clock.now();
     assertCan(caller.principal, caller.tenant, 'users.manage', now);
     const roleIds = checkGrantableRoles(caller, input.roles, now, 'user');
-    return await this.insert(caller.principal, caller.tenant.id, input, roleIds);
+    return await this.insert(caller.principal, caller.tenant.id, input, roleIds, this.mailer.delivers);
   }
 
   /** The CLI's `users create`: any tenant, any role that exists there. */
@@ -96,30 +105,50 @@ export class UserService {
     const roleIds = (input.roles ?? [ROLE_IDS.Analyst]).map((r) => r.toLowerCase());
     if (roleIds.length === 0) throw badInput('name at least one role', { field: 'roles' });
     for (const id of roleIds) checkRoleHere(id, scope.id, 'roles', 'create the user in tenant 1 to give it');
-    return this.insert(operator, scope.id, input, [...new Set(roleIds)]);
+    // the operator's break-glass: the link is printed, never mailed (it proves nothing)
+    return this.insert(operator, scope.id, input, [...new Set(roleIds)], false);
   }
 
-  private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[]): Promise<UserWithSetupLink> {
+  /**
+   * The user, its set-up link, and the invitation mail, in one transaction. `mailed`: the link goes
+   * only to the address (an SMTP server delivers it) and is not returned; else it is returned, and
+   * still queued for the outbox folder unless an operator asked (docs/users.md).
+   */
+  private async insert(actor: Actor, tenantId: string, input: NewUserInput, roleIds: string[], mailed: boolean): Promise<UserWithSetupLink> {
     const { email, key } = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName);
     const token = newOpaqueToken();
+    const link = setupUrl(this.settings.baseUrl, token);
     const user = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
+      const expiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
       const id = await addUser(tx, {
         tenantId,
         email: { email, key },
         displayName,
         passwordHash: null,
-        setup: { tokenHash: digestOpaqueToken(token), expiresAt: new Date(now.getTime() + this.settings.setupTtlSeconds * 1000) },
+        setup: { tokenHash: digestOpaqueToken(token), expiresAt, mailed },
         roleIds,
         createdAt: now,
         actor: { kind: actor.kind, id: actor.id },
-        event: {},
+        event: { setup_link_mailed: mailed },
       });
+      if (actor.kind !== 'operator') {
+        await this.mailer.send(tx, {
+          to: email,
+          tenantId,
+          tenantName: await this.tenantName(tx, tenantId),
+          mail: { template: 'invitation', displayName, setupUrl: link, expiresAt },
+        });
+      }
       return tx.users.findUser(id);
     });
     if (!user?.setupExpiresAt) throw new Error('created user not found');
-    return { user, setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt: user.setupExpiresAt };
+    return { user, setupUrl: mailed ? null : link, setupExpiresAt: user.setupExpiresAt, mailed };
+  }
+
+  private async tenantName(tx: UserStores, tenantId: string): Promise<string> {
+    return (await tx.tenants.findTenant(tenantId))?.name ?? `tenant ${tenantId}`;
   }
 
   /** Users whose home is the acting tenant, oldest first. */
@@ -249,7 +278,7 @@ export class UserService {
     return await this.store.transaction(async (tx) => {
       const user = await this.lockManaged(tx, caller, id);
       refuseSelf(caller, user, 'reset your own sign-in', 'id');
-      return this.applyReset(tx, caller.principal, user);
+      return this.applyReset(tx, caller.principal, user, this.mailer.delivers);
     });
   }
 
@@ -259,17 +288,105 @@ export class UserService {
       const found = await tx.users.findUserByEmail(emailKey(email));
       const user = found && (await tx.users.lockUser(found.id));
       if (!user) throw notFound(`User ${JSON.stringify(email)}`);
-      return this.applyReset(tx, operator, user);
+      return this.applyReset(tx, operator, user, false);
     });
   }
 
-  private async applyReset(tx: UserStores, actor: Actor, user: User): Promise<UserWithSetupLink> {
+  private async applyReset(tx: UserStores, actor: Actor, user: User, mailed: boolean): Promise<UserWithSetupLink> {
     const now = this.clock.now();
     const token = newOpaqueToken();
+    const link = setupUrl(this.settings.baseUrl, token);
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor));
-    await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id));
-    return { user: await this.reread(tx, user.id), setupUrl: setupUrl(this.settings.baseUrl, token), setupExpiresAt };
+    await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor), mailed);
+    await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id, { setup_link_mailed: mailed }));
+    if (actor.kind !== 'operator') {
+      await this.mailer.send(tx, {
+        to: user.email,
+        tenantId: user.tenantId,
+        tenantName: await this.tenantName(tx, user.tenantId),
+        mail: { template: 'sign_in_reset', setupUrl: link, expiresAt: setupExpiresAt },
+      });
+    }
+    return { user: await this.reread(tx, user.id), setupUrl: mailed ? null : link, setupExpiresAt, mailed };
+  }
+
+  /**
+   * A signed-in person asks that their address become `rawEmail` (the account page). Nothing
+   * changes yet: a link is mailed to the new address (docs/users.md "Changing one's address"),
+   * valid as long as a set-up link; a second request replaces the first. Refused when the
+   * address is theirs already, or proven by another account.
+   */
+  async requestEmailChange(self: Principal, rawEmail: string): Promise<{ email: string; expiresAt: Date }> {
+    if (self.kind !== 'user') throw forbidden('Only a person changes their own address');
+    const { email, key } = checkEmail(rawEmail);
+    const token = newOpaqueToken();
+    return await this.store.transaction(async (tx) => {
+      const user = await tx.users.lockUser(self.id);
+      if (user?.status !== 'active') throw notFound('User');
+      if (key === user.emailNormalized) throw badInput(`${email} is your address already`, { field: 'email' });
+      const proven = await tx.users.findProvenUser(key);
+      if (proven && proven.id !== user.id) throw conflict(EMAIL_PROVEN);
+      const now = this.clock.now();
+      const expiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
+      await tx.users.setPendingEmail(user.id, { email, tokenHash: digestOpaqueToken(token), expiresAt }, now);
+      await this.mailer.send(tx, {
+        to: email,
+        tenantId: user.tenantId,
+        tenantName: await this.tenantName(tx, user.tenantId),
+        mail: { template: 'email_change', confirmUrl: emailConfirmUrl(this.settings.baseUrl, token), expiresAt, currentEmail: user.email },
+      });
+      await tx.audit.insertEvent(event(self, now, user.tenantId, 'user.email_change_requested', user.id, { email: user.email, new_email: email }));
+      return { email, expiresAt };
+    });
+  }
+
+  /** The new address a signed-in person asked for and has not confirmed yet. */
+  async pendingEmail(self: Principal): Promise<{ email: string; expiresAt: Date } | undefined> {
+    if (self.kind !== 'user') return undefined;
+    const pending = await this.store.users.findPendingEmail(self.id);
+    return pending && pending.expiresAt > this.clock.now() ? { email: pending.email, expiresAt: pending.expiresAt } : undefined;
+  }
+
+  /**
+   * The person followed the link mailed to their new address, signed in as the account that asked:
+   * the address becomes theirs, proven, and any account elsewhere that had it unproven gives way.
+   */
+  async confirmEmailChange(self: Principal, token: string): Promise<User> {
+    if (self.kind !== 'user') throw forbidden('Only a person changes their own address');
+    const invalid = () =>
+      badInput(
+        'This confirmation link does not work: it was used, it expired, a newer one replaced it, or it is for another account. Ask again on your account page.',
+        {
+          field: 'token',
+        },
+      );
+    if (!isOpaqueToken(token)) throw invalid();
+    try {
+      return await this.store.transaction(async (tx) => {
+        const user = await tx.users.lockUser(self.id);
+        if (user?.status !== 'active') throw notFound('User');
+        const pending = await tx.users.findPendingEmail(user.id);
+        const now = this.clock.now();
+        if (!pending || pending.expiresAt <= now || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token))) throw invalid();
+        const superseded = await tx.users.changeEmail(user.id, pending.email, checkEmail(pending.email).key, now);
+        await tx.audit.insertEvent(event(self, now, user.tenantId, 'user.email_changed', user.id, { email: user.email, new_email: pending.email }));
+        for (const other of superseded) {
+          await tx.audit.insertEvent({
+            occurredAt: now,
+            tenantId: other.tenantId,
+            actor: { kind: 'system', id: 'email-proof' },
+            action: 'user.email_claimed_elsewhere',
+            target: { kind: 'user', id: other.id },
+            details: { email: pending.email },
+          });
+        }
+        return this.reread(tx, user.id);
+      });
+    } catch (err) {
+      if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict(EMAIL_TAKEN);
+      if (err instanceof DuplicateKeyError && err.key === 'user.provenEmail') throw conflict(EMAIL_PROVEN);
+      throw err;
+    }
   }
 
   /** Deletes the user; returns it as it was. */

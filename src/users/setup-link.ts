@@ -7,3 +7,8 @@
 export function setupUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/login/setup?token=${token}`;
 }
+
+/** The link that confirms a new address of one's own (mailed to it; the account page). */
+export function emailConfirmUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/console/account/email/confirm?token=${token}`;
+}

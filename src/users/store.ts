@@ -12,8 +12,16 @@ export interface NewUser {
   passwordHash: string | null;
   setupTokenHash: Buffer | null;
   setupExpiresAt: Date | null;
+  /** the set-up link was mailed to the address (using it proves the address) */
+  setupLinkMailed?: boolean;
   createdAt: Date;
   createdBy: string | null;
+}
+
+export interface PendingEmail {
+  email: string;
+  tokenHash: Buffer;
+  expiresAt: Date;
 }
 
 export type UserStatusFilter = 'active' | 'pending' | 'disabled';
@@ -42,11 +50,14 @@ export interface NewAssignment extends RoleAssignment {
 }
 
 export interface UserStore {
-  /** throws DuplicateKeyError('user.email') when the address is taken (by any tenant's user) */
+  /** throws DuplicateKeyError('user.email') when a user of the same tenant has the address */
   insertUser(user: NewUser): Promise<void>;
   insertRoleAssignments(assignments: NewAssignment[]): Promise<void>;
   findUser(id: string): Promise<User | undefined>;
+  /** The address's sign-in account: the one that proved it, else the oldest not superseded. */
   findUserByEmail(emailNormalized: string): Promise<User | undefined>;
+  /** The account that proved the address, in any tenant. */
+  findProvenUser(emailNormalized: string): Promise<User | undefined>;
   /** Serializes changes to the users of one tenant until the transaction ends (two administrators
    *  disabling each other at once: the second finds itself disabled). */
   lockTenantUsers(tenantId: string): Promise<void>;
@@ -55,8 +66,20 @@ export interface UserStore {
   listUsers(filter: UserFilter): Promise<User[]>;
   deleteRoleAssignment(userId: string, assignmentId: string): Promise<boolean>;
   setDisabled(id: string, disabledAt: Date | null, at: Date, by: string | null): Promise<void>;
-  /** Clears the password, authenticator, recovery codes and passkeys, forgets recognised browsers, and sets a new set-up link. */
-  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null): Promise<void>;
+  /** Clears the password, authenticator, recovery codes and passkeys, forgets recognised browsers, and sets a new set-up link.
+   *  `mailed`: the new link is mailed to the address (using it proves the address) */
+  resetSignIn(id: string, setupTokenHash: Buffer, setupExpiresAt: Date, at: Date, by: string | null, mailed?: boolean): Promise<void>;
+  /** The new address a user asked for, with its link's digest, while one waits. */
+  findPendingEmail(id: string): Promise<PendingEmail | undefined>;
+  /** Records (or with null, forgets) the new address a user asked for. */
+  setPendingEmail(id: string, pending: PendingEmail | null, at: Date): Promise<void>;
+  /**
+   * The user's address becomes `email` (its key `emailNormalized`), proven (the link was mailed
+   * to it), and the pending one is forgotten; every other account with that address nobody proved
+   * gives way, as at set-up (SignInStore.proveEmail). DuplicateKeyError 'user.email' (another user
+   * of its tenant has it) or 'user.provenEmail' (another account proved it).
+   */
+  changeEmail(id: string, email: string, emailNormalized: string, at: Date): Promise<{ id: string; tenantId: string }[]>;
   /** Deletes the user with its role assignments, recovery codes and passkeys. */
   deleteUser(id: string): Promise<void>;
 }

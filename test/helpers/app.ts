@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { createService, type Service } from '../../src/compose.js';
 import type { Db, Engine } from '../../src/store/db.js';
 import { openTestDb, type TestDb } from './db.js';
+import type { MailTransport } from '../../src/mail/transports.js';
 
 export const TEST_BASE_URL = 'http://gatehouse.test';
 export const ROOT_CLIENT_ID = 'root-admin';
@@ -51,7 +52,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(opts: { engine: Engine; env?: Record<string, string>; clock?: ManualClock; db?: Db }): Promise<TestApp> {
+export async function startTestApp(opts: {
+  engine: Engine;
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  db?: Db;
+  /** where mail goes (default: GATEHOUSE_SMTP_URL's server, else the data folder's outbox folder) */
+  mailTransport?: MailTransport;
+  /** the mail job's interval; default null: tests deliver with `service.services.mail.deliverDue()` */
+  mailIntervalMs?: number | null;
+}): Promise<TestApp> {
   const config = loadConfig({
     GATEHOUSE_BASE_URL: TEST_BASE_URL,
     GATEHOUSE_BOOTSTRAP_CLIENT_ID: ROOT_CLIENT_ID,
@@ -80,6 +90,8 @@ export async function startTestApp(opts: { engine: Engine; env?: Record<string, 
     flushIntervalMs: null,
     expiryIntervalMs: null,
     purgeIntervalMs: null,
+    mailIntervalMs: opts.mailIntervalMs ?? null,
+    ...(opts.mailTransport ? { mailTransport: opts.mailTransport } : {}),
   });
 
   const request: TestApp['request'] = async ({ method, url, headers, payload, remoteAddress }) => {

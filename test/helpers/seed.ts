@@ -63,6 +63,7 @@ export const WRITTEN_TABLES = [
   'saml_requests',
   'saml_assertions_used',
   'sso_identities',
+  'mail_outbox',
 ] as const;
 
 /**

@@ -305,7 +305,9 @@ for (const engine of engines()) {
       ];
       assert.deepEqual(first.acs, [
         ...acsFirst,
-        // nobody yet: a new Analyst of the connection's tenant, linked to the NameID
+        // nobody yet: a new Analyst of the connection's tenant, linked to the NameID (after
+        // checking that no account elsewhere proved the address: docs/users.md)
+        'select users',
         'select users',
         'insert users',
         'insert role_assignments',

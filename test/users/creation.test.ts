@@ -1,15 +1,15 @@
 // The one way a user is created (src/users/creation.ts, used by the user service, first start and
 // SSO sign-in), on every engine: the row, its roles in its home tenant and the user.created
-// event in one go; an address another user holds, in any tenant and in any spelling that has the
-// same key, is CONFLICT with the same words for all, and leaves nothing behind.
+// event in one go; an address a user of the same tenant holds, or one an account proved in any
+// tenant, in any spelling that has the same key, is CONFLICT and leaves nothing behind.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { AppError } from '../../src/errors.js';
 import type { Tenant } from '../../src/tenants/model.js';
-import { addUser, EMAIL_TAKEN, type UserCreation } from '../../src/users/creation.js';
+import { addUser, EMAIL_PROVEN, EMAIL_TAKEN, type UserCreation } from '../../src/users/creation.js';
 import { checkEmail } from '../../src/users/model.js';
-import { type Contract, openContract, sha256, T0, twoTenants } from '../store/contract/harness.js';
+import { type Contract, newTenant, openContract, ROOT, sha256, T0, twoTenants } from '../store/contract/harness.js';
 import { engines } from '../helpers/engines.js';
 
 for (const engine of engines()) {
@@ -82,31 +82,41 @@ for (const engine of engines()) {
       assert.deepEqual(await events(id), []);
     });
 
-    it('an address another user holds, in any tenant and spelling, is CONFLICT with the same words, and nothing is left', async () => {
+    it('an address a user of the same tenant holds, in any spelling, is CONFLICT, and nothing is left', async () => {
       await c.store.transaction((tx) => addUser(tx, creation(a, 'taken@example.com')));
-      for (const [tenant, spelling] of [
-        [a, 'taken@example.com'],
-        [b, 'TAKEN@example.com'],
-      ] as const) {
-        const before = await c.db.kysely
-          .selectFrom('role_assignments')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow();
-        await assert.rejects(
-          c.store.transaction((tx) => addUser(tx, creation(tenant, spelling))),
-          (err: unknown) => err instanceof AppError && err.code === 'CONFLICT' && err.message === EMAIL_TAKEN,
-        );
-        const after = await c.db.kysely
-          .selectFrom('role_assignments')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow();
-        assert.equal(Number(after.n), Number(before.n), 'no role assignment of a user that was not created');
-      }
-      const holders = await c.db.kysely.selectFrom('users').select('tenant_id').where('email_normalized', '=', 'taken@example.com').execute();
-      assert.deepEqual(
-        holders.map((h) => String(h.tenant_id)),
-        [a.id],
-      );
+      await refused(a, 'TAKEN@example.com', EMAIL_TAKEN);
     });
+
+    it('an address nobody proved does not block another tenant; once proven, every tenant is refused with words that name none', async () => {
+      await c.store.transaction((tx) => addUser(tx, creation(a, 'squat@example.com')));
+      const id = await c.store.transaction((tx) => addUser(tx, creation(b, 'Squat@example.com')));
+      await c.db.kysely.updateTable('users').set({ email_verified_at: T0 }).where('id', '=', id).execute();
+      const third = await newTenant(c.store, ROOT, '1.', { name: 'Tenant C', at: T0 });
+      await refused(third, 'squat@example.com', EMAIL_PROVEN);
+      await refused(a, 'SQUAT@example.com', EMAIL_PROVEN);
+      const holders = await c.db.kysely
+        .selectFrom('users')
+        .select('tenant_id')
+        .where('email_normalized', '=', 'squat@example.com')
+        .orderBy('created_at')
+        .execute();
+      assert.equal(holders.length, 2);
+    });
+
+    async function refused(tenant: Tenant, spelling: string, words: string) {
+      const before = await c.db.kysely
+        .selectFrom('role_assignments')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      await assert.rejects(
+        c.store.transaction((tx) => addUser(tx, creation(tenant, spelling))),
+        (err: unknown) => err instanceof AppError && err.code === 'CONFLICT' && err.message === words,
+      );
+      const after = await c.db.kysely
+        .selectFrom('role_assignments')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(after.n), Number(before.n), 'no role assignment of a user that was not created');
+    }
   });
 }

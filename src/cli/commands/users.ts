@@ -146,10 +146,16 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
     if (!(await store.tenants.rootExists())) {
       throw new UsageError('this database is empty: start `gatehouse serve` once first (it creates the vendor tenant 1 and the first administrator)');
     }
-    const users = new UserService(store, systemClock, {
-      baseUrl: config.baseUrl,
-      setupTtlSeconds: config.userSetupTtlSeconds,
-    });
+    // the operator's links are printed, never mailed (users/service.ts): no mail is queued here
+    const users = new UserService(
+      store,
+      systemClock,
+      { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds },
+      {
+        delivers: false,
+        send: () => Promise.reject(new Error('gatehouse users sends no mail')),
+      },
+    );
     const out = (text: string) => process.stdout.write(`${text}\n`);
     /** the link, then which settings made it: they are this command's, not necessarily the server's */
     const link = (url: string, until: Date, email: string, advice = '') => {
@@ -169,7 +175,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
           roles: line.roles.length ? line.roles : null,
         });
         out(`created ${describe(created.user)}`);
-        link(created.setupUrl, created.setupExpiresAt, created.user.email, '; send it to the person, privately');
+        link(created.setupUrl!, created.setupExpiresAt, created.user.email, '; send it to the person, privately');
         return 0;
       }
       case 'list': {
@@ -187,7 +193,7 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
       case 'reset': {
         const reset = await users.resetSignInAsOperator(currentOperator(), line.email);
         out(`reset ${describe(reset.user)}`);
-        link(reset.setupUrl, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
+        link(reset.setupUrl!, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
         return 0;
       }
     }

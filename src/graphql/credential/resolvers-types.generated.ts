@@ -368,6 +368,18 @@ export type User = {
   mfa_enrolled: Scalars['Boolean']['output'];
   /** Addition: the person has signed in through an SSO connection of their tenant (docs/sso.md). */
   sso: Scalars['Boolean']['output'];
+  /**
+   * Addition: whether this account proved its e-mail address (set up through a link mailed to it;
+   * accounts older than the rule count as proven). Of all tenants' accounts with one address, at most
+   * one has proven it, and that one is the address's sign-in (docs/users.md).
+   */
+  email_verified: Scalars['Boolean']['output'];
+  /**
+   * Addition: `verified` (this account proved the address), `unverified` (nobody has yet), or
+   * `claimed_elsewhere` (an account elsewhere proved it: this one's set-up link stopped working and
+   * it cannot sign in with this address; which account is not said).
+   */
+  email_status: Scalars['String']['output'];
   /** When the user was created. */
   created_at: Maybe<Scalars['Time']['output']>;
   /** When the user was last changed. */
@@ -389,8 +401,18 @@ export type UserWithSetupLink = {
   /**
    * The link the person opens to set a password and enrol an authenticator; shown only in this
    * response (only a digest is stored), usable once, until `setup_expires_at`. Send it privately.
+   * Changed by an addition: null when the link was mailed to the user's address (an SMTP server is
+   * configured, `setup_link_mailed` true): then nobody but the address's owner holds it, and using it
+   * proves the address (docs/users.md, "Invitations and proven addresses"). Without an SMTP server it
+   * is returned as before, and using it proves nothing.
    */
-  setup_url: Scalars['String']['output'];
+  setup_url: Maybe<Scalars['String']['output']>;
+  /**
+   * Addition: whether the link was mailed to the user's address through the configured SMTP server
+   * (`setup_url` is then null). False without one (the link is shown here, and also written to the
+   * outbox folder that `gatehouse mail` reads).
+   */
+  setup_link_mailed: Scalars['Boolean']['output'];
   /** When the link stops working (`GATEHOUSE_USER_SETUP_TTL` after it was made). */
   setup_expires_at: Scalars['Time']['output'];
 };
@@ -632,6 +654,8 @@ export type UserResolvers<ContextType = GraphQLContext, ParentType extends Resol
   setup_expires_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   mfa_enrolled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   sso?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  email_verified?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  email_status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   created_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   updated_at?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   created_by?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -645,7 +669,8 @@ export type UserWithSetupLinkResolvers<
   ParentType extends ResolversParentTypes['UserWithSetupLink'] = ResolversParentTypes['UserWithSetupLink'],
 > = {
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
-  setup_url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  setup_url?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  setup_link_mailed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   setup_expires_at?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
 };
 

@@ -51,6 +51,7 @@ export const credentialResolvers: Resolvers = {
   UserWithSetupLink: {
     user: (r) => r.user,
     setup_url: (r) => r.setupUrl,
+    setup_link_mailed: (r) => r.mailed,
     setup_expires_at: (r) => r.setupExpiresAt,
   },
   User: {
@@ -62,6 +63,8 @@ export const credentialResolvers: Resolvers = {
     setup_expires_at: (u) => u.setupExpiresAt,
     mfa_enrolled: (u) => u.totpEnrolled,
     sso: (u) => u.ssoSignIn,
+    email_verified: (u) => u.emailStatus === 'verified',
+    email_status: (u) => u.emailStatus,
     created_at: (u) => u.createdAt,
     updated_at: (u) => u.updatedAt,
     created_by: (u) => u.createdBy,

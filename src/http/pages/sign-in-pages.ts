@@ -12,6 +12,7 @@ import QRCode from 'qrcode';
 import type { Session } from '../../sessions/model.js';
 import { safeReturnPath } from '../../sessions/model.js';
 import { RECOGNISED_DAYS } from '../../signin/recognised-browser.js';
+import { CLAIMED_ELSEWHERE } from '../../signin/model.js';
 import { COPY_SCRIPT_PATH } from './copy-script.js';
 import type { Outcome } from '../../signin/service.js';
 import { type Html, html, type PageOptions, trusted } from './html.js';
@@ -220,6 +221,9 @@ ${
       html`<p>The set-up link is not valid: it was already used, it expired, or it was copied incompletely. Ask your administrator for a new one.</p>`,
     );
 
+  /** The link's account gave way: another account proved the address first (docs/users.md). */
+  const linkClaimed = (reply: FastifyReply) => send(reply, 400, 'This link does not work', html`<p>${CLAIMED_ELSEWHERE}</p>`);
+
   /** Signed in as someone while a set-up link for someone else was opened: ask first. */
   const confirmSetup = (reply: FastifyReply, session: Session, who: { signedInAs: string; setupFor: string }) =>
     send(
@@ -282,6 +286,7 @@ ${
       }
       const opened = await services.signIn.openSetup(current, token);
       if (opened.kind === 'invalid') return linkDoesNotWork(reply);
+      if (opened.kind === 'claimed') return linkClaimed(reply);
       if (opened.kind === 'next') setSessionCookie(reply, kit.cookie, opened.issued.secret);
       // the token leaves the address bar (and any later Referer) at once
       return reply.redirect(opened.kind === 'confirm' ? '/login/setup' : '/login', 303);
@@ -294,7 +299,7 @@ ${
       const opened = await services.signIn.confirmSetup(session);
       if (opened.kind !== 'next') {
         clearSessionCookie(reply, kit.cookie);
-        return linkDoesNotWork(reply);
+        return opened.kind === 'claimed' ? linkClaimed(reply) : linkDoesNotWork(reply);
       }
       setSessionCookie(reply, kit.cookie, opened.issued.secret);
       return reply.redirect('/login', 303);

@@ -50,13 +50,22 @@ for (const engine of engines()) {
 
     it('findSetupRecord: the account a set-up link digest belongs to', async () => {
       const t = await childOf(c.store, a);
-      const u = await newUser(c.store, t.id, { passwordHash: null, setupTokenHash: sha256(`${t.id} link`), setupExpiresAt: at(HOUR) });
+      const u = await newUser(c.store, t.id, {
+        passwordHash: null,
+        setupTokenHash: sha256(`${t.id} link`),
+        setupExpiresAt: at(HOUR),
+        setupLinkMailed: true,
+      });
       assert.deepEqual(await c.store.signIn.findSetupRecord(sha256(`${t.id} link`)), {
         id: u.id,
         tenantId: t.id,
         email: u.email,
+        emailNormalized: u.emailNormalized,
         setupExpiresAt: at(HOUR),
         active: true,
+        mailed: true,
+        verified: false,
+        claimedElsewhere: false,
       });
       assert.equal(await c.store.signIn.findSetupRecord(sha256('no such link')), undefined);
       await c.store.tenants.updateTenant(t.id, { enabled: false, updatedAt: at(1) });

@@ -62,6 +62,7 @@ for (const engine of engines()) {
         ssoSignIn: false,
         totpEnrolled: false,
         setupExpiresAt: at(HOUR),
+        emailStatus: 'unverified',
         createdAt: at(1),
         updatedAt: at(1),
         createdBy: 'admin',
@@ -76,14 +77,59 @@ for (const engine of engines()) {
       assert.equal(await c.store.users.findUserByEmail('Ada@Example.com'), undefined, 'looked up by its key only');
     });
 
-    it('user.email: one address is one account in the whole service; of one address taken at once, one insert wins', async () => {
+    it('user.email: one address is one account per tenant; of one address taken at once in a tenant, one insert wins', async () => {
       const u = await newUser(c.store, a.id);
-      await rejectsDuplicate(newUser(c.store, b.id, { email: u.email }), 'user.email');
-      assert.equal((await c.store.users.findUserByEmail(u.emailNormalized))?.tenantId, a.id);
+      await rejectsDuplicate(newUser(c.store, a.id, { email: u.email }), 'user.email');
       const email = `race-${randomUUID()}@example.com`;
-      const results = await race(RACERS, (i) => newUser(c.store, i % 2 ? a.id : b.id, { email }));
-      const winner = oneWinsOthersDuplicate(results, 'user.email');
-      assert.equal((await c.store.users.findUserByEmail(email))?.tenantId, winner % 2 ? a.id : b.id);
+      const results = await race(RACERS, () => newUser(c.store, b.id, { email }));
+      oneWinsOthersDuplicate(results, 'user.email');
+      assert.equal((await c.store.users.findUserByEmail(email))?.tenantId, b.id);
+    });
+
+    it('user.provenEmail: accounts of several tenants share an address until one proves it; then that one is the address’s account', async () => {
+      const email = `shared-${randomUUID()}@example.com`;
+      const older = await newUser(c.store, a.id, { email, createdAt: at(1) });
+      const newer = await newUser(c.store, b.id, { email, createdAt: at(2) });
+      const third = await newUser(c.store, (await childOf(c.store, a)).id, { email, createdAt: at(3) });
+      const key = older.emailNormalized;
+      assert.equal((await c.store.users.findUserByEmail(key))?.id, older.id, 'none proven: the oldest');
+      assert.equal(await c.store.users.findProvenUser(key), undefined);
+      const superseded = await c.store.transaction((tx) => tx.signIn.proveEmail(newer.id, key, at(4)));
+      assert.deepEqual(superseded.map((s) => s.id).sort(), [older.id, third.id].sort());
+      assert.equal((await c.store.users.findUserByEmail(key))?.id, newer.id, 'the proven one');
+      assert.equal((await c.store.users.findProvenUser(key))?.id, newer.id);
+      assert.equal((await c.store.users.findUser(older.id))?.emailStatus, 'claimed_elsewhere');
+      assert.equal((await c.store.users.findUser(newer.id))?.emailStatus, 'verified');
+      assert.equal((await c.store.signIn.findSignInRecord(key))?.id, newer.id);
+      assert.equal((await c.store.signIn.findSignInRecordById(older.id))?.active, false, 'an account that gave way signs in no more');
+      // a fourth account, made after the proof, cannot prove the address too
+      const late = await newUser(c.store, (await childOf(c.store, b)).id, { email, createdAt: at(5) });
+      await rejectsDuplicate(
+        c.store.transaction((tx) => tx.signIn.proveEmail(late.id, key, at(6))),
+        'user.provenEmail',
+      );
+    });
+
+    it('a new address waits with its link until confirmed; then it is the account’s, proven, and the ones that had it unproven give way', async () => {
+      const email = `new-${randomUUID()}@example.com`;
+      const u = await newUser(c.store, a.id);
+      const squatter = await newUser(c.store, b.id, { email });
+      assert.equal(await c.store.users.findPendingEmail(u.id), undefined);
+      const pending = { email, tokenHash: sha256(`${u.id} change`), expiresAt: at(HOUR) };
+      await c.store.users.setPendingEmail(u.id, pending, at(1));
+      assert.deepEqual(await c.store.users.findPendingEmail(u.id), pending);
+      const superseded = await c.store.transaction((tx) => tx.users.changeEmail(u.id, email, email, at(2)));
+      assert.deepEqual(superseded, [{ id: squatter.id, tenantId: b.id }]);
+      const changed = await c.store.users.findUser(u.id);
+      assert.deepEqual([changed?.email, changed?.emailNormalized, changed?.emailStatus], [email, email, 'verified']);
+      assert.equal(await c.store.users.findPendingEmail(u.id), undefined, 'the pending address is forgotten');
+      assert.equal((await c.store.users.findUser(squatter.id))?.emailStatus, 'claimed_elsewhere');
+      // another account cannot take it over the same way
+      const other = await newUser(c.store, (await childOf(c.store, b)).id);
+      await rejectsDuplicate(
+        c.store.transaction((tx) => tx.users.changeEmail(other.id, email, email, at(3))),
+        'user.provenEmail',
+      );
     });
 
     it('listUsers: the users of one tenant only, filtered by address, by creation then id, a page at a time', async () => {

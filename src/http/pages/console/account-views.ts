@@ -13,6 +13,7 @@ import {
   ACCOUNT_AUTHENTICATOR_PATH,
   ACCOUNT_PASSKEY_REMOVE_PATH,
   ACCOUNT_PASSKEYS_PATH,
+  ACCOUNT_EMAIL_PATH,
   ACCOUNT_PASSWORD_PATH,
   ACCOUNT_PATH,
   ACCOUNT_RECOVERY_CODES_PATH,
@@ -22,7 +23,7 @@ import {
 
 /** A refusal of one of the account page's forms, shown above that form. */
 export interface FormFailure {
-  form: 'password' | 'authenticator' | 'recovery' | 'passkey';
+  form: 'password' | 'authenticator' | 'recovery' | 'passkey' | 'email';
   message: string;
 }
 
@@ -39,6 +40,15 @@ function codeForm(o: { session: Session; id: string; action: string; button: str
 </form>`;
 }
 
+/** Opening the link mailed to a new address without being signed in. */
+export function signInToConfirm(): View {
+  return {
+    title: 'Sign in to confirm your address',
+    body: html`<p>This link confirms a new e-mail address for an account. Sign in as that account (with the address you use now), then open the link in the mail again.</p>
+<p><a href="/login?return_to=${encodeURIComponent(ACCOUNT_PATH)}">Sign in</a></p>`,
+  };
+}
+
 export function accountPage(o: {
   session: Session;
   email: string;
@@ -50,6 +60,8 @@ export function accountPage(o: {
   passkeys?: Passkey[];
   /** the options of the "Add a passkey" form (its challenge in the session); none: passkeys cannot be added */
   passkeyOptions?: PublicKeyCredentialCreationOptionsJSON | undefined;
+  /** a new address waits for its link to be followed */
+  pendingEmail?: { email: string; expiresAt: Date } | undefined;
 }): View {
   const here = (s: SessionSummary) => s.idHash.equals(o.session.idHash);
   const others = o.sessions.filter((s) => !here(s)).length;
@@ -68,6 +80,15 @@ ${failureOf(o.failure, 'password')}
 <label for="confirmation">New password again</label>
 <input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
 <div class="actions"><button type="submit">Change password</button></div>
+</form>
+<h2 id="email-heading">Your e-mail address</h2>
+<p>A new address takes effect only once you follow the link we mail to it, signed in as you are now: that proves it is yours.</p>
+${o.pendingEmail ? html`<p class="notice" role="status">A confirmation link was mailed to <strong>${o.pendingEmail.email}</strong>; it works until ${when(o.pendingEmail.expiresAt)}. Until you follow it, you sign in as ${o.email}.</p>` : ''}
+${failureOf(o.failure, 'email')}
+<form class="fields" method="post" action="${ACCOUNT_EMAIL_PATH}" aria-labelledby="email-heading">${csrfField(o.session)}
+<label for="new-email">New e-mail address</label>
+<input id="new-email" name="email" type="email" autocomplete="email" required>
+<div class="actions"><button type="submit">Send a confirmation link</button></div>
 </form>
 <h2>Your authenticator</h2>
 <p>Moving to a new phone or app? Replace the authenticator: a code from the one you have now, then the new key.</p>

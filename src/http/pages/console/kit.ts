@@ -196,6 +196,8 @@ export function consoleKit(kit: PageKit) {
     attemptOf: kit.attemptOf,
     noteRefusal: kit.noteRefusal,
     vendor: kit.vendor,
+    /** a page outside the console's shell (for a visitor not signed in) */
+    sendBare: kit.send,
 
     // Every failure a handler throws: one page, in a person's words (problems.ts), under the
     // console's header when the person is known.
@@ -233,6 +235,8 @@ export function consoleKit(kit: PageKit) {
     },
 
     viewer,
+    /** the signed-in viewer, or undefined (nothing is sent) */
+    viewerIfAny: async (req: FastifyRequest): Promise<Viewer | undefined> => (await viewerIfAny(req))?.who,
     poster,
     inTenant,
     page,

@@ -83,6 +83,9 @@ export const ACCOUNT_AUTHENTICATOR_CONFIRM_PATH = '/console/account/authenticato
 export const ACCOUNT_RECOVERY_CODES_PATH = '/console/account/recovery-codes';
 export const ACCOUNT_PASSKEYS_PATH = '/console/account/passkeys';
 export const ACCOUNT_PASSKEY_REMOVE_PATH = '/console/account/passkeys/remove';
+export const ACCOUNT_EMAIL_PATH = '/console/account/email';
+/** where the link mailed to a new address leads (users/setup-link.ts emailConfirmUrl) */
+export const ACCOUNT_EMAIL_CONFIRM_PATH = '/console/account/email/confirm';
 
 /** The filters of the users list, as the query string carries them. */
 export interface UserFilters {

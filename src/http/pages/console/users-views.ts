@@ -31,6 +31,14 @@ type RoleChoice = { id: string; name: RoleName };
 export type RoleFormValues = { role: string; expires: string; in: string };
 
 /** What a person reads as a user's state. */
+/** the address's state (docs/users.md "Invitations and proven addresses") in a person's words */
+export const EMAIL_STATUS_WORDS: Record<User['emailStatus'], string> = {
+  verified: 'Proven: the person set up their sign-in through a link mailed to it',
+  unverified: 'Not proven yet: an account elsewhere may take this address by proving it first',
+  claimed_elsewhere:
+    'Proven by another account: this account can no longer sign in with it, and its set-up link stopped working. Delete it, or invite the person with another address',
+};
+
 export function statusOf(u: User): 'Disabled' | 'Set-up pending' | 'Active' {
   if (u.status === 'disabled') return 'Disabled';
   return setupPending(u) ? 'Set-up pending' : 'Active';
@@ -150,11 +158,20 @@ ${o.grantable.map(
   };
 }
 
-/** The one page that ever shows a set-up link: in the answer to the form that made it. */
-export function setupLinkShown(o: { tenant: TenantRef; user: User; url: string; expiresAt: Date; heading: string; reset: boolean }): View {
+/** The one page that ever shows a set-up link: in the answer to the form that made it. With an
+ *  SMTP server the link was mailed instead (`url` null): the page says where it went. */
+export function setupLinkShown(o: { tenant: TenantRef; user: User; url: string | null; expiresAt: Date; heading: string; reset: boolean }): View {
+  if (o.url === null) {
+    return {
+      title: o.heading,
+      body: html`<p role="status"><strong>Set-up link sent to ${o.user.email}.</strong> It works once, until ${when(o.expiresAt)}. Completing the set-up through it proves the address is theirs.</p>
+${o.reset ? html`<p>The password, authenticator and recovery codes of ${o.user.email} were cleared; their sessions ended.</p>\n` : ''}<p>If it does not arrive, check the address, then reset their sign-in to send a new link; an operator sees the mail's state with <code>gatehouse mail</code>.</p>
+<p><a href="${userPath(USER_PATH, o.tenant.id, o.user.id)}">To the user’s page</a></p>`,
+    };
+  }
   return {
     title: o.heading,
-    body: html`<div class="warning"><p><strong>Copy the set-up link now: it is shown only on this page.</strong> Give it to ${o.user.email} yourself, by a channel you trust. It works once, until ${when(o.expiresAt)}.</p></div>
+    body: html`<div class="warning"><p><strong>Copy the set-up link now: it is shown only on this page.</strong> Give it to ${o.user.email} yourself, by a channel you trust. It works once, until ${when(o.expiresAt)}.</p><p>No mail server is configured, so it was not mailed (only written to the service’s outbox folder), and using it does not prove the address.</p></div>
 ${o.reset ? html`<p>The password, authenticator and recovery codes of ${o.user.email} were cleared; their sessions ended.</p>\n` : ''}<label for="setup_url">Set-up link for ${o.user.email}</label>
 <div class="copyable"><input id="setup_url" type="text" class="mono" readonly value="${o.url}" autocomplete="off" spellcheck="false"><button type="button" class="copy" data-copy="setup_url" hidden>Copy link</button></div>
 <p id="setup_url-status" class="hint" role="status"></p>
@@ -243,6 +260,7 @@ ${
     body: html`${noticeOf(o.notice)}${alert(o.problem)}
 <dl class="facts">
 <dt>E-mail address</dt><dd>${u.email}</dd>
+<dt>Address</dt><dd>${EMAIL_STATUS_WORDS[u.emailStatus]}</dd>
 <dt>Status</dt><dd>${statusOf(u)}</dd>
 <dt>Signs in with</dt><dd>${u.ssoSignIn ? 'Single sign-on' : 'Password and authenticator'}</dd>
 <dt>Last sign-in</dt><dd>${when(u.lastSignInAt)}</dd>

@@ -1,0 +1,94 @@
+// Where a message goes when it is delivered: an SMTP server (GATEHOUSE_SMTP_URL, through
+// nodemailer: `smtp://` upgrades with STARTTLS when the server offers it, `smtps://` is TLS from
+// the start), or, with none configured (the embedded default), a file per message in the data
+// folder's `outbox` folder, which `gatehouse mail show` prints.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import nodemailer from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+
+export interface Envelope {
+  /** the outbox row's id: the file's name, and the Message-ID's left part */
+  id: string;
+  from: string;
+  replyTo: string | undefined;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface MailTransport {
+  /** where mail goes, for the log and `gatehouse mail` (never the URL's password) */
+  readonly describe: string;
+  deliver(envelope: Envelope): Promise<void>;
+  close(): void;
+}
+
+/** The SMTP server of `url`; `tls` adds TLS options (tests trust their own certificate). */
+export function smtpTransport(url: string, tls?: { rejectUnauthorized?: boolean }): MailTransport {
+  const parsed = new URL(url);
+  const options: SMTPTransport.Options = {
+    host: parsed.hostname,
+    port: parsed.port === '' ? (parsed.protocol === 'smtps:' ? 465 : 587) : Number(parsed.port),
+    secure: parsed.protocol === 'smtps:',
+    ...(parsed.username ? { auth: { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } } : {}),
+    // a slow server must not hold a delivery run past the lease (mail/model.ts LEASE_MS)
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 60_000,
+    ...(tls ? { tls } : {}),
+  };
+  const transporter = nodemailer.createTransport(options);
+  return {
+    describe: `${parsed.protocol}//${parsed.host}`,
+    async deliver(e) {
+      await transporter.sendMail(message(e));
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** The outbox folder `<dataDir>/outbox`: one `.eml` file per message, readable by the owner only. */
+export function folderTransport(dataDir: string): MailTransport {
+  const dir = outboxFolder(dataDir);
+  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    describe: `the folder ${dir}`,
+    async deliver(e) {
+      const built = await builder.sendMail(message(e));
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, `${e.id}.eml`), built.message as Buffer, { mode: 0o600 });
+      // what `gatehouse mail` lists, without parsing the message (no secret: the link is in the .eml only)
+      const summary: FolderMail = { id: e.id, to: e.to, subject: e.subject, writtenAt: new Date().toISOString() };
+      await writeFile(join(dir, `${e.id}.json`), `${JSON.stringify(summary)}\n`, { mode: 0o600 });
+    },
+    close: () => undefined,
+  };
+}
+
+/** What the outbox folder says of a message beside it (`<id>.json`). */
+export interface FolderMail {
+  id: string;
+  to: string;
+  subject: string;
+  writtenAt: string;
+}
+
+/** The outbox folder of a data folder. */
+export function outboxFolder(dataDir: string): string {
+  return join(resolve(dataDir), 'outbox');
+}
+
+function message(e: Envelope) {
+  const domain = /@([^>\s]+)>?\s*$/.exec(e.from)?.[1] ?? 'gatehouse.invalid';
+  return {
+    from: e.from,
+    ...(e.replyTo ? { replyTo: e.replyTo } : {}),
+    to: e.to,
+    subject: e.subject,
+    text: e.text,
+    html: e.html,
+    messageId: `<${e.id}@${domain}>`,
+  };
+}

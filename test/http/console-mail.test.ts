@@ -1,0 +1,153 @@
+// The console with mail (docs/users.md "Invitations and proven addresses"): with an SMTP server
+// the invite says where the link went and shows none, the mailed link works and proves the
+// address; without one the link is shown, with a word that it proves nothing. On the account
+// page a new address takes effect only once the link mailed to it is followed, signed in.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROLE_IDS } from '../../src/access/roles.js';
+import { totpCodeAt } from '../../src/users/totp.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
+import { PageClient, PASSWORD } from '../helpers/pages.js';
+import { linkIn, startSmtp, type TestSmtp } from '../helpers/smtp.js';
+import { createTenant } from '../helpers/tenants.js';
+
+const OPERATOR = { kind: 'operator', id: 'root' } as const;
+
+/** Sets up an account through a link: password, authenticator; the signed-in browser. */
+async function enrol(t: TestApp, link: string): Promise<{ client: PageClient; key: string }> {
+  const client = new PageClient(t);
+  assert.equal((await client.get(link)).status, 303);
+  let page = await client.get('/login');
+  assert.equal((await client.post('/login', { _csrf: client.csrf(page), password: PASSWORD, confirmation: PASSWORD })).status, 303);
+  page = await client.get('/login');
+  const key = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(page.text)![1]!.replace(/ /g, '');
+  assert.equal((await client.post('/login', { _csrf: client.csrf(page), code: totpCodeAt(key, t.clock.now()) })).status, 200);
+  return { client, key };
+}
+
+const pathOf = (url: string) => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};
+
+async function invite(admin: PageClient, tenant: string, email: string): Promise<Response> {
+  const form = await admin.get(`/console/users/invite?tenant=${tenant}`);
+  return admin.post('/console/users/invite', { _csrf: admin.csrf(form), tenant, email, display_name: '', role: ROLE_IDS.Analyst });
+}
+
+describe('console with an SMTP server', () => {
+  let t: TestApp;
+  let smtp: TestSmtp;
+  let tenant: string;
+  let admin: PageClient;
+  let adminKey: string;
+  before(async () => {
+    smtp = await startSmtp();
+    t = await startTestApp({ engine: 'pglite', env: { GATEHOUSE_SMTP_URL: smtp.url } });
+    tenant = await createTenant(t, '1', { name: 'Acme' });
+    const made = await t.service.services.users.createAsOperator(OPERATOR, tenant, { email: 'admin@acme.test', roles: [ROLE_IDS.Administrator] });
+    ({ client: admin, key: adminKey } = await enrol(t, pathOf(made.setupUrl!)));
+  });
+  after(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  /** the newest message to `email`, delivered now */
+  const mailTo = async (email: string) => {
+    const n = smtp.received.length;
+    await t.service.services.mail.deliverDue();
+    await smtp.waitFor(n + 1);
+    const m = smtp.received.at(-1)!;
+    assert.deepEqual(
+      m.rcptTo.map((a) => a.toLowerCase()),
+      [email.toLowerCase()],
+    );
+    return m;
+  };
+
+  it('invite says "sent to" the address and shows no link; the mailed link sets the account up and proves the address', async () => {
+    const res = await invite(admin, tenant, 'carla@acme.test');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /Set-up link sent to carla@acme\.test/);
+    assert.doesNotMatch(res.text, /id="setup_url"|token=/);
+    const mail = await mailTo('carla@acme.test');
+    assert.match(mail.parsed.subject ?? '', /You are invited to Acme/);
+    await enrol(t, pathOf(linkIn(mail)));
+    const list = await admin.get(`/console/users?tenant=${tenant}&email=carla%40acme.test`);
+    const id = /\/console\/users\/user\?tenant=\d+&(?:amp;)?user=([0-9a-f-]{36})/.exec(list.text)?.[1];
+    assert.ok(id, list.text.slice(0, 500));
+    const page = await admin.get(`/console/users/user?tenant=${tenant}&user=${id}`);
+    assert.match(page.text, /<dt>Address<\/dt><dd>Proven: the person set up their sign-in through a link mailed to it<\/dd>/);
+  });
+
+  it('a new address of one’s own takes effect only after the link mailed to it is followed, signed in', async () => {
+    let page = await admin.get('/console/account');
+    let res = await admin.post('/console/account/email', { _csrf: admin.csrf(page), email: 'Boss@Acme.test' });
+    assert.equal(res.status, 303);
+    page = await admin.get('/console/account');
+    assert.match(page.text, /A confirmation link was mailed to Boss@Acme\.test/);
+    assert.match(page.text, /Signed in as <strong>admin@acme\.test<\/strong>/, 'nothing changed yet');
+    const mail = await mailTo('Boss@acme.test');
+    const link = /https?:\/\/\S+\/console\/account\/email\/confirm\?token=[A-Za-z0-9_-]+/.exec(mail.parsed.text ?? '')![0];
+
+    // opened without the account's session: nothing happens, and the token goes nowhere
+    const stranger = await new PageClient(t).get(pathOf(link));
+    assert.equal(stranger.status, 200);
+    assert.match(stranger.text, /Sign in as that account/);
+    assert.doesNotMatch(stranger.text, /token=/);
+
+    res = await admin.get(pathOf(link));
+    assert.equal(res.status, 303);
+    page = await admin.get('/console/account');
+    assert.match(page.text, /Your e-mail address is now Boss@Acme\.test/);
+    assert.equal((await admin.get(pathOf(link))).status, 400, 'the link works once');
+
+    const events = await t.db.kysely.selectFrom('audit_events').select('action').where('action', 'like', 'user.email_change%').execute();
+    assert.deepEqual(events.map((e) => e.action).sort(), ['user.email_change_requested', 'user.email_changed']);
+    const row = await t.db.kysely.selectFrom('users').selectAll().where('email_normalized', '=', 'boss@acme.test').executeTakeFirstOrThrow();
+    assert.ok(row.email_verified_at, 'the new address is proven');
+
+    // the new address signs in; the old one no longer does
+    t.clock.advance(31_000);
+    const b = new PageClient(t, 'gatehouse_session', '203.0.113.9');
+    let r = await b.get('/login');
+    r = await b.post('/login', { _csrf: b.csrf(r), email: 'boss@acme.test' });
+    r = await b.get('/login');
+    r = await b.post('/login', { _csrf: b.csrf(r), password: PASSWORD });
+    assert.equal(r.status, 303);
+    r = await b.get('/login');
+    assert.equal((await b.post('/login', { _csrf: b.csrf(r), code: totpCodeAt(adminKey, t.clock.now()) })).status, 303);
+    const old = new PageClient(t, 'gatehouse_session', '203.0.113.10');
+    r = await old.get('/login');
+    r = await old.post('/login', { _csrf: old.csrf(r), email: 'admin@acme.test' });
+    r = await old.get('/login');
+    assert.equal((await old.post('/login', { _csrf: old.csrf(r), password: PASSWORD })).status, 400);
+  });
+
+  it('an address another account proved is refused for one’s own, without saying whose', async () => {
+    const page = await admin.get('/console/account');
+    const res = await admin.post('/console/account/email', { _csrf: admin.csrf(page), email: 'carla@acme.test' });
+    assert.equal(res.status, 409);
+    assert.match(res.text, /its owner proved the address/);
+  });
+});
+
+describe('console without an SMTP server', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ engine: 'pglite' });
+  });
+  after(() => t.close());
+
+  it('invite shows the link once, and says it was not mailed and proves nothing', async () => {
+    const tenant = await createTenant(t, '1', { name: 'Solo' });
+    const made = await t.service.services.users.createAsOperator(OPERATOR, tenant, { email: 'admin@solo.test', roles: [ROLE_IDS.Administrator] });
+    const { client: admin } = await enrol(t, pathOf(made.setupUrl!));
+    const res = await invite(admin, tenant, 'dora@solo.test');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /id="setup_url"[^>]*value="http:\/\/gatehouse\.test\/login\/setup\?token=/);
+    assert.match(res.text, /No mail server is configured, so it was not mailed/);
+    assert.doesNotMatch(res.text, /Set-up link sent to/);
+  });
+});

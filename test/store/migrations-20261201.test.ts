@@ -1,0 +1,73 @@
+// Upgrading a database of the release before mail (migration 20261201T0900-mail-outbox): every
+// existing account is grandfathered as having proven its address (addresses were unique across
+// the service, so none was squatted), and from then on an address is unique within a tenant and
+// among proven accounts only.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Db } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateUpTo, openEmptyTestDb } from '../helpers/db.js';
+import { engines } from '../helpers/engines.js';
+
+const BEFORE = '20261130T1210-process-heartbeats';
+
+for (const engine of engines()) {
+  describe(`upgrade to the mail outbox and proven addresses (${engine})`, () => {
+    let db: Db;
+    const created = new Date('2026-11-20T10:00:00Z');
+    const user = (tenant: string, email: string) =>
+      (db.kysely as any)
+        .insertInto('users')
+        .values({ id: randomUUID(), tenant_id: tenant, email, email_normalized: email, created_at: created, updated_at: created })
+        .execute();
+
+    before(async () => {
+      db = await openEmptyTestDb(engine);
+      await migrateUpTo(db, BEFORE);
+      const k = db.kysely as any;
+      for (const [id, path] of [
+        ['1', '1.'],
+        ['2', '1.2.'],
+      ]) {
+        await k
+          .insertInto('tenants')
+          .values({
+            id,
+            parent_id: id === '1' ? null : '1',
+            path,
+            depth: id === '1' ? 0 : 1,
+            name: `T${id}`,
+            name_normalized: `t${id}`,
+            created_at: created,
+            updated_at: created,
+          })
+          .execute();
+      }
+      await user('1', 'old@example.com');
+      await migrateToLatest(db.kysely);
+    });
+    after(() => db.close());
+
+    it('grandfathers existing accounts as proven; the outbox is empty', async () => {
+      const rows = await (db.kysely as any)
+        .selectFrom('users')
+        .select(['email', 'email_verified_at', 'email_superseded_at', 'setup_link_mailed'])
+        .execute();
+      assert.deepEqual(
+        rows.map((r: any) => [r.email, new Date(r.email_verified_at).getTime(), r.email_superseded_at, r.setup_link_mailed]),
+        [['old@example.com', created.getTime(), null, false]],
+      );
+      assert.equal((await (db.kysely as any).selectFrom('mail_outbox').selectAll().execute()).length, 0);
+    });
+
+    it('the same address in another tenant may be added unproven, not twice in one tenant, and not proven twice', async () => {
+      await assert.rejects(user('1', 'old@example.com'), /users_tenant_email_uq/);
+      await user('2', 'old@example.com');
+      await assert.rejects(
+        (db.kysely as any).updateTable('users').set({ email_verified_at: created }).where('tenant_id', '=', '2').execute(),
+        /users_email_proven_uq/,
+      );
+    });
+  });
+}
