@@ -56,13 +56,17 @@ function consoleRoutes(t: TestApp): string[] {
 
 /** Console routes that are no GraphQL operation's: the person's own account (any signed-in
  *  person, on their own account only; test/http/console-account.test.ts), and the landing page
- *  (the tenants where they hold a role). Signed out, each leads to sign-in or is refused. */
+ *  (the tenants where they hold a role). Signed out, each leads to sign-in or is refused; but
+ *  the link mailed to a new address (`…/email/confirm`), which says to sign in and open the link
+ *  again, so that its token never rides into a sign-in's state (docs/users.md). */
 const OWN = [
   'GET /console',
   'GET /console/account',
   'GET /console/account/authenticator',
   'POST /console/account/authenticator',
   'POST /console/account/authenticator/confirm',
+  'POST /console/account/email',
+  'GET /console/account/email/confirm',
   'POST /console/account/passkeys',
   'GET /console/account/passkeys/remove',
   'POST /console/account/passkeys/remove',
@@ -147,7 +151,11 @@ for (const engine of transportEngines()) {
         const [method, path] = route.split(' ') as [string, string];
         const before = await rowWrites(t.db.kysely);
         const res = method === 'GET' ? await anon.get(path) : await anon.post(path, {});
-        if (method === 'GET') {
+        if (route === 'GET /console/account/email/confirm') {
+          assert.equal(res.status, 200, route);
+          assert.match(res.text, /sign in/i, route);
+          assert.equal(res.headers.location, undefined, route);
+        } else if (method === 'GET') {
           assert.equal(res.status, 303, route);
           assert.match(String(res.headers.location), /^\/login\?return_to=/, route);
         } else assert.equal(res.status, 403, route);

@@ -591,6 +591,14 @@ for (const engine of transportEngines()) {
           unchanged: async () => assert.equal(await events('passkey.removed'), count),
           acts: 303,
         },
+        '/console/account/email': {
+          prepare: async () => {
+            count = await events('user.email_change_requested');
+            return { client: person.client, page: await person.client.get('/console/account'), fields: { email: `forms-new-${Date.now()}@example.test` } };
+          },
+          unchanged: async () => assert.equal(await events('user.email_change_requested'), count),
+          acts: 303,
+        },
         '/console/account/sessions': {
           prepare: async () => {
             count = await events('user.sessions_ended');
