@@ -120,4 +120,5 @@ export type UniqueKey =
   | 'subscription.name'
   | 'user.email'
   | 'device.userCode'
-  | 'sso.domain';
+  | 'sso.domain'
+  | 'sso.domainProven';

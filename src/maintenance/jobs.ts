@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 
 /** What a run logs: at which level, the fields, the message. */
-export type JobLog = ['info' | 'debug', Record<string, unknown>, string];
+export type JobLog = ['warn' | 'info' | 'debug', Record<string, unknown>, string];
 
 export interface Job<R> {
   /** what the log calls it ("<name> failed") */

@@ -11,6 +11,7 @@ const UNIQUE_KEYS: Record<string, UniqueKey> = {
   users_email_uq: 'user.email',
   device_authorizations_user_code_key: 'device.userCode',
   sso_connection_domains_pkey: 'sso.domain',
+  sso_connection_domains_proven_uq: 'sso.domainProven',
 };
 
 /** Rethrows a unique-constraint violation (SQLSTATE 23505) of a known index as DuplicateKeyError; anything else as it is. */

@@ -19,6 +19,7 @@ import { signingKeySchedule } from './20261130T0900-signing-key-schedule.js';
 import { revokedTokens } from './20261130T1000-revoked-tokens.js';
 import { auditTrail } from './20261130T1200-audit-trail.js';
 import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
+import { ssoDomainProofs } from './20261201T1000-sso-domain-proofs.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '20261130T1000-revoked-tokens': revokedTokens,
   '20261130T1200-audit-trail': auditTrail,
   '20261130T1210-process-heartbeats': processHeartbeats,
+  '20261201T1000-sso-domain-proofs': ssoDomainProofs,
 };
