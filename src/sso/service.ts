@@ -353,9 +353,12 @@ export class SsoService {
         if (!claim) return undefined;
         const { patch, event } = afterCheck(claim, answer, now, this.timing, claim.provenElsewhere || elsewhere);
         await tx.sso.updateDomainClaim(tenantId, connectionId, domain, patch);
-        if (event) {
-          const details = { domain, ...(patch.checkError ? { problem: patch.checkError } : {}) };
-          const action = `sso.domain_${event}`;
+        // the periodic check writes an event when something happened; a check asked for by an
+        // Administrator always does (what was found, for the trail)
+        const happened = event ?? (actor === SYSTEM_CHECK ? undefined : 'checked');
+        if (happened) {
+          const details = { domain, status: patch.status ?? claim.status, ...(patch.checkError ? { problem: patch.checkError } : {}) };
+          const action = `sso.domain_${happened}`;
           await tx.audit.insertEvent(
             actor === SYSTEM_CHECK
               ? { occurredAt: now, tenantId, actor: { kind: 'system', id: SYSTEM_CHECK }, action, target: target(connectionId), details }
