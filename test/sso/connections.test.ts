@@ -170,9 +170,15 @@ for (const engine of engines()) {
       const results = await Promise.all(
         [tenant, other].map((inTenant) => call(CREATE, { c: { name: 'race', type: 'saml', domains: [raced] } }, inTenant)),
       );
-      assert.deepEqual(results.map((r) => (r.body.errors ? errorCode(r) : 'ok')), ['ok', 'ok']);
+      assert.deepEqual(
+        results.map((r) => (r.body.errors ? errorCode(r) : 'ok')),
+        ['ok', 'ok'],
+      );
       const rows = await t.db.kysely.selectFrom('sso_connection_domains').selectAll().where('domain', 'in', [d, raced]).execute();
-      assert.deepEqual(rows.map((r) => r.status), ['pending', 'pending', 'pending', 'pending']);
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        ['pending', 'pending', 'pending', 'pending'],
+      );
       assert.equal(await t.service.store.sso.connectionForDomain(d), undefined, 'a pending domain routes nobody');
       assert.ok(first.id);
     });

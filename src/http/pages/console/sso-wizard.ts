@@ -48,7 +48,7 @@ export function newConnectionForm(o: { session: Session; tenant: TenantRef; valu
 }
 
 /** One value to paste at the IdP, with its copy button (the copy script shows it). */
-function copyable(id: string, label: string, value: string, hint: string): Html {
+export function copyable(id: string, label: string, value: string, hint: string): Html {
   return html`<label for="${id}">${label}</label>
 <div class="copyable"><input id="${id}" type="text" class="mono" readonly value="${value}" spellcheck="false" aria-describedby="${id}-hint"><button type="button" class="copy" data-copy="${id}" hidden>Copy<span class="visually-hidden"> ${label}</span></button></div>
 <p id="${id}-hint" class="hint">${hint}</p>
