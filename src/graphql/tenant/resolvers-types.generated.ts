@@ -879,7 +879,7 @@ export type SsoConnection = {
   issuer: Maybe<Scalars['String']['output']>;
   /** The current signing certificate's subject. */
   subject: Maybe<Scalars['String']['output']>;
-  /** E-mail domains the connection serves (lower case, internationalised names in ASCII form). */
+  /** E-mail domains the connection claims (lower case, internationalised names in ASCII form), proven or not: `domainProofs` says which are proven and route people. */
   domains: Array<Scalars['String']['output']>;
   /** Addresses that may sign in while the connection is `Testing`. */
   testers: Array<Scalars['String']['output']>;
@@ -1040,7 +1040,7 @@ export type NewSsoConnectionInput = {
   name: Scalars['String']['input'];
   /** `saml`. */
   type: SsoConnectionType;
-  /** E-mail domains it serves: at least one, at most 100 (e.g. example.com; no @, no scheme). Each belongs to one connection in the whole service. */
+  /** E-mail domains it serves: at least one, at most 100 (e.g. example.com; no @, no scheme). Each is pending until proven by DNS (docs/sso.md); one connection at most holds a domain proven. */
   domains: Array<Scalars['String']['input']>;
   /** Addresses that may sign in while it is `Testing`; each in one of `domains`. At most 100. */
   testers?: InputMaybe<Array<Scalars['String']['input']>>;
