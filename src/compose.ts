@@ -133,7 +133,19 @@ export async function createService(opts: {
       job({
         name: 'SSO domain check',
         everyMs: purgeMs,
-        run: () => services.sso.checkDomainsDue(),
+        run: async () => {
+          const done = await services.sso.checkDomainsDue();
+          const other = done.checked - done.proven - done.failing.length - done.lost.length;
+          for (const [outcome, n] of [
+            ['proven', done.proven],
+            ['failing', done.failing.length],
+            ['lost', done.lost.length],
+            ['other', other],
+          ] as const) {
+            if (n > 0) metrics.ssoDomainChecks.inc({ outcome }, n);
+          }
+          return done;
+        },
         logged: (done) =>
           done.lost.length > 0
             ? ['warn', { ...done }, 'SSO domains lost: their TXT records were not found for the grace period; they no longer route sign-ins']

@@ -13,7 +13,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { engines } from '../helpers/engines.js';
 import { issuedValue, proveByDns } from '../helpers/sso-domains.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
-import { connectIdp, PageClient, toIdp } from './saml-flow.js';
+import { connectIdp, PageClient, postBack, toIdp } from './saml-flow.js';
 
 const TENANT_PATH = '/public/query';
 const PROOF =
@@ -167,6 +167,25 @@ for (const engine of engines()) {
       assert.match(res.body.errors[0].message, /does not claim internal\.corp\.example/);
       assert.equal(dns.asked.length, before);
       dns.remove(name);
+    });
+
+    it('the ACS links and creates nobody in a domain the connection has not proven, even through its own sign-in URL', async () => {
+      const domain = fresh();
+      const c = await pendingConnection(domain);
+      const client = new PageClient(t);
+      const page = await client.get(`/sso/saml/${c.id}/login`);
+      assert.equal(page.status, 200);
+      await client.post(`/sso/saml/${c.id}/login`, { _csrf: client.csrf(page) });
+      const next = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec((await client.get('/login')).text)?.[1];
+      const location = String((await client.get(next!.replaceAll('&amp;', '&'))).headers.location);
+      assert.ok(location.startsWith(idp.ssoUrl), location);
+      idp.setUser(`eve@${domain}`);
+      const { acs, signedIn } = await postBack(t, client, c, await idp.respond(location));
+      assert.notEqual(acs.status, 303, acs.text);
+      assert.match(acs.text, /whose domain this connection has not proven yet/);
+      assert.equal(signedIn, undefined);
+      const made = await t.db.kysely.selectFrom('users').select('id').where('email', '=', `eve@${domain}`).execute();
+      assert.deepEqual(made, [], 'nobody created');
     });
 
     it('two tenants claim one domain: neither blocks the other, the one that proves wins, the other is told', async () => {
