@@ -6,7 +6,10 @@
 // grace period and is then lost (reported), two tenants claiming one domain (the one that proves
 // wins, the other is told), and only the connection's own tenant may check or regenerate.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { createService } from '../../src/compose.js';
+import { createLogger } from '../../src/logger.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
@@ -261,7 +264,7 @@ for (const engine of engines()) {
         false,
       );
       t.clock.advance(24 * HOUR);
-      let done = await sso.checkDomainsDue(500);
+      const done = await sso.checkDomainsDue(500);
       assert.deepEqual(
         done.failing.filter((f) => f.domain === domain),
         [{ tenantId: c.tenant, connectionId: c.id, domain }],
@@ -274,11 +277,39 @@ for (const engine of engines()) {
       assert.equal(await routesToIdp(`bo@${domain}`), true);
 
       t.clock.advance(73 * HOUR);
-      done = await sso.checkDomainsDue(500);
-      assert.deepEqual(
-        done.lost.filter((f) => f.domain === domain),
-        [{ tenantId: c.tenant, connectionId: c.id, domain }],
-      );
+      // this time the job itself, as `gatehouse serve` schedules it (compose.ts), in a second
+      // process's service on the same database: it runs at start, warns in the log and counts
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _enc, next) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          next();
+        },
+      });
+      const second = await createService({
+        config: t.config,
+        db: { ...t.db, close: async () => {} },
+        logger: createLogger('info', sink),
+        clock: t.clock,
+        migrate: false,
+        flushIntervalMs: null,
+        expiryIntervalMs: null,
+        purgeIntervalMs: 24 * HOUR,
+      });
+      try {
+        const deadline = Date.now() + 20_000;
+        while (!lines.some((l) => l.includes('SSO domains lost')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        const warning = lines.map((l) => JSON.parse(l)).find((l) => String(l.msg).startsWith('SSO domains lost'));
+        assert.ok(warning, lines.join('\n'));
+        assert.equal(warning.level, 40, 'a warning');
+        assert.deepEqual(
+          warning.lost.filter((f: { domain: string }) => f.domain === domain),
+          [{ tenantId: c.tenant, connectionId: c.id, domain }],
+        );
+        assert.match(await second.metrics.registry.getSingleMetricAsString('gatehouse_sso_domain_checks_total'), /outcome="lost"\} [1-9]/);
+      } finally {
+        await second.close();
+      }
       proof = await proofOf(c.tenant, c.id, domain);
       assert.equal(proof.status, 'lost');
       assert.match(proof.problem!, /failing since/);
