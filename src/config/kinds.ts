@@ -120,7 +120,8 @@ export const dnsServers: Kind<string[]> = {
       const port = m[2] ? Number(m[2]) : 53;
       return isIP(m[1]!) === 0 || port < 1 || port > 65535;
     });
-    if (bad.length > 0) return { problem: `${bad.map((b) => JSON.stringify(b)).join(', ')} is not an IP address with an optional port` };
+    if (bad.length > 0)
+      return { problem: `must be IP addresses, each with an optional port (IPv6 as [IP]:PORT); not ${bad.map((b) => JSON.stringify(b)).join(', ')}` };
     return { value: servers };
   },
 };

@@ -111,6 +111,22 @@ for (const engine of engines()) {
       assert.equal((await proofOf(c.tenant, id, domain)).txtRecordValue, null);
       const stored = await t.db.kysely.selectFrom('sso_connection_domains').selectAll().where('domain', '=', domain).executeTakeFirstOrThrow();
       assert.ok(!Buffer.from(stored.challenge_hash!).toString('latin1').includes(proof!.txtRecordValue!), 'no value in clear');
+      // a domain added later gets its value in that update's answer, once
+      const added = fresh();
+      const updated = await gql(
+        `mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { ${PROOF} } }`,
+        { u: { id, addDomains: [added] } },
+        c.tenant,
+      );
+      assert.equal(updated.body.errors, undefined, updated.text);
+      const proofs = updated.body.data.updateSSOConnection.domainProofs as Proof[];
+      assert.deepEqual(
+        proofs.map((d) => [d.domain, d.status, d.txtRecordValue === null]),
+        [
+          [domain, 'pending', true],
+          [added, 'pending', false],
+        ].sort(),
+      );
 
       // an Enabled connection at a working IdP, its domain pending: the password step, as for anyone
       const pendingDomain = fresh();
