@@ -528,6 +528,7 @@ for (const engine of transportEngines()) {
       let shown = await page(id);
       assert.match(shown.text, new RegExp(`<code>${domain.replace('.', '\\.')}</code></th><td data-label="Status"><strong>pending</strong>`));
       assert.ok(!shown.text.includes('Publish this DNS record'), 'no value on the page by itself');
+      assert.ok((await admin.get(`/console/sso?tenant=${tenant}`)).text.includes(`${domain} (pending)`), 'the list says it too');
       const renewed = await post('/console/sso/edit', id, { change: 'regenerateDomain', value: domain });
       assert.equal(renewed.status, 200, 'shown in this answer, not left in the session');
       assert.match(renewed.text, /Publish this DNS record/);
@@ -547,6 +548,7 @@ for (const engine of transportEngines()) {
       shown = await page(id);
       assert.match(shown.text, new RegExp(`${domain.replace('.', '\\.')} is proven: people in it sign in through this connection`));
       assert.match(shown.text, /<strong>proven<\/strong>/);
+      assert.ok(!(await admin.get(`/console/sso?tenant=${tenant}`)).text.includes(`${domain} (pending)`));
     });
   });
 }

@@ -79,7 +79,7 @@ ${connections.map(
   (c) => html`<tr>
 <th scope="row"><a href="${connectionPath(SSO_CONNECTION_PATH, tenant.id, c.id)}">${c.name}</a></th>
 <td data-label="Status">${c.status}</td>
-<td data-label="Domains">${c.domains.join(', ')}</td>
+<td data-label="Domains">${domainsWithStatus(c)}</td>
 <td data-label="Certificate valid until">${expiryWarning(c, now) || when(currentCertificate(c, now)?.expiresAt ?? null, 'no certificate yet')}</td>
 </tr>
 `,
@@ -122,6 +122,11 @@ ${
 <p id="${what.id}-hint" class="hint">${what.hint}</p>
 </form>
 </section>`;
+}
+
+/** The domains, each not proven marked with its status (only proven ones route people). */
+function domainsWithStatus(c: SsoConnection): string {
+  return c.domainProofs.map((d) => (d.status === 'proven' ? d.domain : `${d.domain} (${d.status})`)).join(', ');
 }
 
 /** A domain's status, in the person's words. */
@@ -209,7 +214,7 @@ export function connectionPage(o: {
     body: html`${noticeOf(o.notice)}
 <dl class="facts">
 <dt>Status</dt><dd><strong>${c.status}</strong>. ${STATUS_WORDS[c.status]}</dd>
-<dt>Domains</dt><dd>${c.domains.join(', ')}</dd>
+<dt>Domains</dt><dd>${domainsWithStatus(c)}</dd>
 ${c.idpEntityId ? html`<dt>IdP entity ID</dt><dd><code>${c.idpEntityId}</code></dd>` : ''}
 ${c.signInEndpoint ? html`<dt>Sign-in URL</dt><dd><code>${c.signInEndpoint}</code></dd>` : ''}
 </dl>
