@@ -65,6 +65,7 @@ export const CODEGEN_TARGETS: CodegenTarget[] = [
       SSOCertificate: '../../sso/model.js#SsoCertificate',
       SSOConnectionConfig: '../../sso/idp-configuration.js#IdpConfiguration',
       SSOCertificateInfo: '../../sso/certificate.js#IdpCertificate',
+      SSODomainProof: '../../sso/domain-proof.js#ShownDomainProof',
     },
   },
 ];

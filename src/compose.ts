@@ -170,6 +170,34 @@ export async function createService(opts: {
         run: () => services.sso.refreshDue(),
         logged: (done) => (done.refreshed + done.failed > 0 ? ['info', { ...done }, 'refreshed SSO metadata'] : undefined),
       }),
+      // SSO domains' TXT records looked up again when due (docs/sso.md): pending ones hourly for
+      // a week, proven ones every GATEHOUSE_SSO_DOMAIN_RECHECK_HOURS; a proven domain lost after
+      // its grace period is a warning here besides its audit event
+      job({
+        name: 'SSO domain check',
+        everyMs: purgeMs,
+        run: async () => {
+          const done = await services.sso.checkDomainsDue();
+          const other = done.checked - done.proven - done.failing.length - done.lost.length;
+          for (const [outcome, n] of [
+            ['proven', done.proven],
+            ['failing', done.failing.length],
+            ['lost', done.lost.length],
+            ['other', other],
+          ] as const) {
+            if (n > 0) metrics.ssoDomainChecks.inc({ outcome }, n);
+          }
+          return done;
+        },
+        logged: (done) =>
+          done.lost.length > 0
+            ? ['warn', { ...done }, 'SSO domains lost: their TXT records were not found for the grace period; they no longer route sign-ins']
+            : done.failing.length > 0
+              ? ['warn', { ...done }, 'SSO domains failing their DNS re-check: they stop routing after the grace period unless the record is found']
+              : done.proven > 0
+                ? ['info', { ...done }, 'SSO domains proven']
+                : undefined,
+      }),
       // a successor signing key once the signer has signed GATEHOUSE_SIGNING_KEY_ROTATE_DAYS (less
       // the pre-publication period), checked at the purge's pace; any process may run it: under the
       // key lock exactly one successor is made (keys/service.ts)

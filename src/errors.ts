@@ -121,4 +121,5 @@ export type UniqueKey =
   | 'user.email'
   | 'user.provenEmail'
   | 'device.userCode'
-  | 'sso.domain';
+  | 'sso.domain'
+  | 'sso.domainProven';

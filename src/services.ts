@@ -143,6 +143,9 @@ export function createServices(deps: {
       environment: config.region,
       metadataRefreshHours: config.ssoMetadataRefreshHours,
       allowPrivateUrls: config.ssoAllowPrivateUrls,
+      dnsServers: config.dnsServers ?? null,
+      domainRecheckHours: config.ssoDomainRecheckHours,
+      domainGraceHours: config.ssoDomainGraceHours,
     }),
     // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
     signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName, baseUrl: config.baseUrl }),

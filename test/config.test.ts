@@ -252,6 +252,21 @@ describe('loadConfig problems', () => {
     }
   });
 
+  it('reads GATEHOUSE_DNS_SERVERS as IP addresses with optional ports (IPv6 in brackets with a port), and refuses names', () => {
+    assert.equal(loadConfig({}).dnsServers, undefined, "unset: the system's resolvers");
+    assert.deepEqual(loadConfig({ GATEHOUSE_DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53,2001:db8::1' }).dnsServers, [
+      '1.1.1.1',
+      '127.0.0.1:5353',
+      '[::1]:53',
+      '2001:db8::1',
+    ]);
+    const [problem] = problemsOf({ GATEHOUSE_DNS_SERVERS: '1.1.1.1,dns.example,10.0.0.1:99999' });
+    assert.match(
+      problem!,
+      /^GATEHOUSE_DNS_SERVERS: must be IP addresses, each with an optional port \(IPv6 as \[IP\]:PORT\); not "dns\.example", "10\.0\.0\.1:99999"/,
+    );
+  });
+
   it('reports GATEHOUSE_METRICS_PORT equal to PORT as a clash, naming both', () => {
     const problems = problemsOf({ PORT: '9100', GATEHOUSE_METRICS_PORT: '9100' });
     assert.equal(problems.length, 1, problems.join('\n'));

@@ -1,6 +1,7 @@
 // The kinds of value a setting takes (src/config/settings.ts): each parses the text of an
 // environment variable and says, in words, what it accepts. The words serve twice: in the
 // problem an invalid value gets ("must be …") and in the help and the README ("accepts …").
+import { isIP } from 'node:net';
 import { TEXT_LIMITS } from '../text.js';
 
 export type Parsed<T> = { value: T } | { problem: string };
@@ -105,5 +106,22 @@ export const trustProxy: Kind<boolean | number | string[]> = {
     const list = raw.replace(/\s/g, '');
     if (/^[0-9a-f.:/]+(,[0-9a-f.:/]+)*$/i.test(list)) return { value: list.split(',') };
     return { problem: 'must be true, false, a hop count, or a comma list of proxy addresses' };
+  },
+};
+
+/** A comma list of DNS servers: IPv4 or IPv6 addresses (an IPv6 one in brackets when a port follows), each with an optional port. */
+export const dnsServers: Kind<string[]> = {
+  accepts: 'a comma list of DNS server addresses, each `IP` or `IP:PORT` (IPv6 as `[IP]:PORT`)',
+  parse: (raw) => {
+    const servers = raw.split(',').map((s) => s.trim());
+    const bad = servers.filter((s) => {
+      const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(s) ?? /^([0-9a-f:]+)()$/i.exec(s);
+      if (!m) return true;
+      const port = m[2] ? Number(m[2]) : 53;
+      return isIP(m[1]!) === 0 || port < 1 || port > 65535;
+    });
+    if (bad.length > 0)
+      return { problem: `must be IP addresses, each with an optional port (IPv6 as [IP]:PORT); not ${bad.map((b) => JSON.stringify(b)).join(', ')}` };
+    return { value: servers };
   },
 };

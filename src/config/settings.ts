@@ -8,7 +8,20 @@
 // Text meant for people (description, note, defaults shown, rules' docs) is Markdown of the
 // lightest kind: backticks for literals, **bold**, [links](…); the help prints it plain.
 import { nameProblem, TEXT_LIMITS } from '../text.js';
-import { boolean, encryptionKeys, httpUrl, integer, type Kind, MAKE_KEY, oneOf, type Parsed, postgresUrl, text, trustProxy } from './kinds.js';
+import {
+  boolean,
+  dnsServers,
+  encryptionKeys,
+  httpUrl,
+  integer,
+  type Kind,
+  MAKE_KEY,
+  oneOf,
+  type Parsed,
+  postgresUrl,
+  text,
+  trustProxy,
+} from './kinds.js';
 
 export const REGIONS = ['us1', 'us2', 'us3', 'eu1', 'eu2'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -183,6 +196,25 @@ export const SETTINGS = {
     kind: integer(1, 720),
     default: 24,
     description: 'how often the metadata URL of each SSO connection configured by one is read again, in hours',
+  }),
+  dnsServers: optional({
+    variable: 'GATEHOUSE_DNS_SERVERS',
+    kind: dnsServers,
+    unset: "unset: the system's resolvers",
+    description: 'the DNS servers asked for the TXT records that prove SSO domains ([docs/sso.md](docs/sso.md))',
+    example: '1.1.1.1,8.8.8.8:53',
+  }),
+  ssoDomainRecheckHours: setting({
+    variable: 'GATEHOUSE_SSO_DOMAIN_RECHECK_HOURS',
+    kind: integer(1, 720),
+    default: 24,
+    description: "how often a proven SSO domain's TXT record is checked again, in hours",
+  }),
+  ssoDomainGraceHours: setting({
+    variable: 'GATEHOUSE_SSO_DOMAIN_GRACE_HOURS',
+    kind: integer(1, 720),
+    default: 72,
+    description: 'how long a proven SSO domain whose TXT record is no longer found keeps routing before it is lost, in hours',
   }),
   vendorName: setting({
     variable: 'GATEHOUSE_VENDOR_NAME',

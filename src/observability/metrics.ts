@@ -8,6 +8,7 @@ export interface Metrics {
   requests: Histogram<'method' | 'route' | 'status'>;
   tokensIssued: Counter<'grant_type'>;
   tokenErrors: Counter<'error'>;
+  ssoDomainChecks: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -32,6 +33,12 @@ export function createMetrics(): Metrics {
       name: 'gatehouse_token_errors_total',
       help: 'Token-endpoint errors, by OAuth error code',
       labelNames: ['error'],
+      registers: [registry],
+    }),
+    ssoDomainChecks: new Counter({
+      name: 'gatehouse_sso_domain_checks_total',
+      help: 'Periodic checks of SSO domains by DNS, by outcome: proven, failing (a proven domain starting its grace period), lost, other',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

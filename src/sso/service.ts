@@ -7,6 +7,7 @@ import type { Caller, Principal } from '../access/principal.js';
 import { type OperatorActor, operatorEvent, principalEvent } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
+import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
 import { checkUuid } from '../ids.js';
 import type { IdpCertificate } from './certificate.js';
@@ -30,6 +31,8 @@ import {
   spParameters,
 } from './model.js';
 import { checkSignInEndpoint } from './endpoint.js';
+import { dnsTxtLookup, type TxtLookup } from './dns-txt.js';
+import { afterCheck, type CheckEvent, challengeName, FAST_RECHECK_MS, type ProofTiming, type ShownDomainProof, shownProofs } from './domain-proof.js';
 import type { SsoConnectionPatch, SsoStore } from './store.js';
 
 export interface SsoStores {
@@ -46,6 +49,13 @@ export interface SsoSettings {
   metadataRefreshHours: number;
   /** GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: metadata URLs and sign-in endpoints on loopback/private addresses, http allowed */
   allowPrivateUrls: boolean;
+  /** GATEHOUSE_DNS_SERVERS: who is asked for the TXT records that prove domains (null: the system's) */
+  dnsServers?: readonly string[] | null;
+  /** GATEHOUSE_SSO_DOMAIN_RECHECK_HOURS, GATEHOUSE_SSO_DOMAIN_GRACE_HOURS */
+  domainRecheckHours?: number;
+  domainGraceHours?: number;
+  /** looks a TXT record up (injected in tests; else through dnsServers) */
+  lookupTxt?: TxtLookup;
   /** reads an IdP's configuration from a metadata URL or a certificate (injected in tests) */
   readIdp?: (input: { metadataUrl?: string | null; cert?: string | null }, allowPrivateUrls: boolean) => Promise<IdpConfiguration>;
 }
@@ -83,6 +93,8 @@ export interface UpdateSsoConnectionInput {
 
 export class SsoService {
   private readonly readIdp: NonNullable<SsoSettings['readIdp']>;
+  private readonly lookupTxt: TxtLookup;
+  private readonly timing: ProofTiming;
 
   constructor(
     private readonly store: SsoStores & { transaction<T>(fn: (tx: SsoStores) => Promise<T>): Promise<T> },
@@ -90,6 +102,8 @@ export class SsoService {
     private readonly settings: SsoSettings,
   ) {
     this.readIdp = settings.readIdp ?? readIdpConfiguration;
+    this.lookupTxt = settings.lookupTxt ?? dnsTxtLookup(settings.dnsServers ?? null);
+    this.timing = { recheckMs: (settings.domainRecheckHours ?? 24) * 3_600_000, graceMs: (settings.domainGraceHours ?? 72) * 3_600_000 };
   }
 
   /** The acting tenant's connections. */
@@ -126,10 +140,11 @@ export class SsoService {
         createdBy: actorId(caller.principal),
         createdAt: now,
       });
-      await claimDomains(tx.sso, caller.tenant.id, id, domains, now);
+      const issued = issueChallenges(domains);
+      await tx.sso.addDomains(caller.tenant.id, id, issued.claims, now);
       await tx.sso.addTesters(caller.tenant.id, id, testers, now);
       await tx.audit.insertEvent(principalEvent(caller.principal, now, caller.tenant.id, 'sso.created', target(id), { name, domains, testers }));
-      return (await tx.sso.findConnection(caller.tenant.id, id))!;
+      return { ...(await tx.sso.findConnection(caller.tenant.id, id))!, issuedChallenges: issued.values };
     });
   }
 
@@ -240,7 +255,8 @@ export class SsoService {
       await tx.sso.deleteCertificates(tenantId, id, removedCertificates);
       await tx.sso.insertCertificates(tenantId, added);
       await tx.sso.removeDomains(tenantId, id, removeDomains);
-      await claimDomains(tx.sso, tenantId, id, newDomains, now);
+      const issued = issueChallenges(newDomains);
+      await tx.sso.addDomains(tenantId, id, issued.claims, now);
       await tx.sso.removeTesters(tenantId, id, removeTesters);
       await tx.sso.addTesters(tenantId, id, addTesters, now);
       await tx.sso.updateConnection(tenantId, id, patch);
@@ -257,8 +273,106 @@ export class SsoService {
           ...(patch.signInEndpoint ? { signInEndpoint: patch.signInEndpoint } : {}),
         }),
       );
-      return (await tx.sso.findConnection(tenantId, id))!;
+      return { ...(await tx.sso.findConnection(tenantId, id))!, issuedChallenges: issued.values };
     });
+  }
+
+  /**
+   * checkSSODomain: looks the domain's TXT record up now (besides the periodic check) and records
+   * what it found: proven, still pending (with why), or, for a proven domain, failing or lost.
+   */
+  async checkDomainNow(caller: Caller, connectionId: string, rawDomain: string): Promise<SsoConnection> {
+    assertCan(caller.principal, caller.tenant, 'sso.manage', this.clock.now());
+    const id = checkUuid(connectionId, 'connectionID');
+    const domain = checkDomain(rawDomain, 'domain');
+    const connection = await this.inTenant(caller, id, this.store.sso);
+    if (!connection.domains.includes(domain)) throw unclaimed(domain);
+    await this.runCheck(connection.tenantId, id, domain, caller.principal);
+    return (await this.store.sso.findConnection(connection.tenantId, id))!;
+  }
+
+  /**
+   * regenerateSSODomainChallenge: a new TXT value for a domain of the connection, answered once
+   * (the old one no longer proves it). A proven domain stays proven until its re-checks fail for
+   * the grace period: publish the new value before then.
+   */
+  async regenerateDomainChallenge(caller: Caller, connectionId: string, rawDomain: string): Promise<SsoConnection> {
+    const now = this.clock.now();
+    assertCan(caller.principal, caller.tenant, 'sso.manage', now);
+    const id = checkUuid(connectionId, 'connectionID');
+    const domain = checkDomain(rawDomain, 'domain');
+    await this.inTenant(caller, id, this.store.sso);
+    const value = newOpaqueToken();
+    return this.store.transaction(async (tx) => {
+      const claim = await tx.sso.findDomainClaim(caller.tenant.id, id, domain, true);
+      if (!claim) throw unclaimed(domain);
+      await tx.sso.updateDomainClaim(caller.tenant.id, id, domain, {
+        challengeHash: digestOpaqueToken(value),
+        // a claim that is not proven is checked again soon: the record is about to be published
+        ...(claim.status === 'proven' ? {} : { nextCheckAt: new Date(now.getTime() + FAST_RECHECK_MS) }),
+      });
+      await tx.audit.insertEvent(
+        principalEvent(caller.principal, now, caller.tenant.id, 'sso.domain_challenge_regenerated', target(id), { domain, status: claim.status }),
+      );
+      return { ...(await tx.sso.findConnection(caller.tenant.id, id))!, issuedChallenges: { [domain]: value } };
+    });
+  }
+
+  /**
+   * The periodic check (a job): claims whose next check is due, a few at a time, each looked up
+   * and recorded in a transaction of its own. Answers what changed, for the log: a domain lost is
+   * a warning there, besides its audit event.
+   */
+  async checkDomainsDue(limit = 50): Promise<{ checked: number; proven: number; failing: DomainRef[]; lost: DomainRef[] }> {
+    const due = await this.store.sso.domainClaimsDue(this.clock.now(), limit);
+    const done = { checked: 0, proven: 0, failing: [] as DomainRef[], lost: [] as DomainRef[] };
+    // a few at a time: a domain whose DNS does not answer holds its look-up for seconds
+    for (let i = 0; i < due.length; i += CHECKS_AT_ONCE) {
+      const batch = due.slice(i, i + CHECKS_AT_ONCE);
+      const events = await Promise.all(batch.map((c) => this.runCheck(c.tenantId, c.connectionId, c.domain, SYSTEM_CHECK)));
+      events.forEach((event, k) => {
+        const claim = batch[k]!;
+        done.checked += 1;
+        if (event === 'proven') done.proven += 1;
+        if (event === 'failing') done.failing.push(claim);
+        if (event === 'lost') done.lost.push(claim);
+      });
+    }
+    return done;
+  }
+
+  /** One check of one claim: the lookup first (outside any transaction), then the claim's new
+   *  state with its audit event. Of two connections proving the same domain at once, the second
+   *  to write meets the unique index, and is recorded as proven elsewhere. */
+  private async runCheck(tenantId: string, connectionId: string, domain: string, actor: Principal | typeof SYSTEM_CHECK): Promise<CheckEvent> {
+    const answer = await this.lookupTxt(challengeName(domain));
+    const now = this.clock.now();
+    const write = (elsewhere: boolean) =>
+      this.store.transaction(async (tx) => {
+        const claim = await tx.sso.findDomainClaim(tenantId, connectionId, domain, true);
+        if (!claim) return undefined;
+        const { patch, event } = afterCheck(claim, answer, now, this.timing, claim.provenElsewhere || elsewhere);
+        await tx.sso.updateDomainClaim(tenantId, connectionId, domain, patch);
+        // the periodic check writes an event when something happened; a check asked for by an
+        // Administrator always does (what was found, for the trail)
+        const happened = event ?? (actor === SYSTEM_CHECK ? undefined : 'checked');
+        if (happened) {
+          const details = { domain, status: patch.status ?? claim.status, ...(patch.checkError ? { problem: patch.checkError } : {}) };
+          const action = `sso.domain_${happened}`;
+          await tx.audit.insertEvent(
+            actor === SYSTEM_CHECK
+              ? { occurredAt: now, tenantId, actor: { kind: 'system', id: SYSTEM_CHECK }, action, target: target(connectionId), details }
+              : principalEvent(actor, now, tenantId, action, target(connectionId), details),
+          );
+        }
+        return event;
+      });
+    try {
+      return await write(false);
+    } catch (err) {
+      if (err instanceof DuplicateKeyError && err.key === 'sso.domainProven') return await write(true);
+      throw err;
+    }
   }
 
   /**
@@ -293,8 +407,16 @@ export class SsoService {
   async releaseDomainAsOperator(operator: OperatorActor, rawDomain: string): Promise<{ connection: SsoConnection; domain: string }> {
     const domain = checkDomain(rawDomain, 'domain');
     const now = this.clock.now();
-    const [owner] = await this.store.sso.domainOwners([domain]);
-    if (!owner) throw notFound(`no SSO connection serves ${domain}: nothing to release`);
+    const owners = await this.store.sso.domainOwners([domain]);
+    if (owners.length === 0) throw notFound(`no SSO connection serves ${domain}: nothing to release`);
+    // the connection that routes the domain (proven), else its only claim
+    const owner = owners.find((o) => o.status === 'proven') ?? (owners.length === 1 ? owners[0] : undefined);
+    if (!owner) {
+      throw badInput(
+        `${domain} is claimed, not proven, by ${owners.length} connections (${owners.map((o) => o.connectionId).join(', ')}): none routes it, so there is nothing to release; a pending claim blocks nobody`,
+        { field: 'domain' },
+      );
+    }
     const found = await this.store.sso.findConnectionForSignIn(owner.connectionId);
     if (!found) throw notFound(`no SSO connection serves ${domain}: nothing to release`);
     return this.store.transaction(async (tx) => {
@@ -388,6 +510,11 @@ export class SsoService {
       }
     }
     return { refreshed, failed };
+  }
+
+  /** A connection's domains with their proofs, as shown (the values only of the answer that issued them). */
+  domainProofs(connection: SsoConnection): ShownDomainProof[] {
+    return shownProofs(connection, this.timing.graceMs);
   }
 
   /** This service's SAML values for a connection. */
@@ -508,25 +635,27 @@ function checkTestersInDomains(testers: string[], domains: string[]): void {
   }
 }
 
-async function claimDomains(sso: SsoStore, tenantId: string, connectionId: string, domains: string[], now: Date): Promise<void> {
-  const taken = (await sso.domainOwners(domains)).filter((o) => o.connectionId !== connectionId).map((o) => o.domain);
-  if (taken.length > 0) throw domainTaken(taken.join(', '));
-  try {
-    // the primary key settles a race the check above cannot see (two tenants at once)
-    await sso.addDomains(tenantId, connectionId, domains, now);
-  } catch (err) {
-    // the failed statement ends the transaction, so which domain lost is not read back: the ones
-    // this call claimed are named (the console shows these words to the person who typed them)
-    if (err instanceof DuplicateKeyError && err.key === 'sso.domain')
-      throw domainTaken(domains.length === 1 ? domains[0]! : `One of ${domains.join(', ')}`);
-    throw err;
-  }
+/** New domains' TXT values: the digests to store, and the values to answer once. */
+function issueChallenges(domains: string[]): { claims: { domain: string; challengeHash: Uint8Array }[]; values: Record<string, string> } {
+  const values: Record<string, string> = {};
+  const claims = domains.map((domain) => {
+    const value = newOpaqueToken();
+    values[domain] = value;
+    return { domain, challengeHash: digestOpaqueToken(value) };
+  });
+  return { claims, values };
 }
 
-const domainTaken = (what: string) =>
-  conflict(
-    `${what} is already served by another SSO connection (a domain belongs to one connection in the whole service): remove it from your other connection, or, if another organisation holds it, contact the service's support`,
-  );
+const unclaimed = (domain: string) =>
+  badInput(`the connection does not claim ${domain}: add it to the connection first (addDomains)`, { field: 'domain' });
+
+/** How many look-ups the periodic check has in flight at once. */
+const CHECKS_AT_ONCE = 8;
+
+/** The audit actor of the periodic domain check. */
+const SYSTEM_CHECK = 'sso-domain-check';
+
+type DomainRef = { tenantId: string; connectionId: string; domain: string };
 
 function toCertificate(cert: IdpCertificate, connectionId: string, now: Date, name: string | null, fromMetadata: boolean): SsoCertificate {
   return {

@@ -34,6 +34,7 @@ import {
   screenSamlResponse,
   verifySignature,
 } from './assertion-checks.js';
+import { provenDomains } from './domain-proof.js';
 import { configured, domainOf, spParameters, type SsoConnection, tooLargeMessage, usableCertificates } from './model.js';
 import { CLOCK_SKEW_MS, REQUEST_TTL_MS, serviceProvider, spMetadata } from './saml-sp.js';
 import type { SamlRequestRow, SsoStore } from './store.js';
@@ -52,7 +53,7 @@ export interface SsoSignInStores {
 const TEST_REQUEST_PREFIX = '_test';
 
 /** Why a person the IdP vouched for is not let in through a connection. */
-export type SignInRefusedFor = 'not-an-address' | 'other-domain' | 'not-a-tester' | 'disabled' | 'other-organisation';
+export type SignInRefusedFor = 'not-an-address' | 'other-domain' | 'domain-not-proven' | 'not-a-tester' | 'disabled' | 'other-organisation';
 
 /**
  * What signing a NameID in through a connection does, decided without writing anything
@@ -128,7 +129,8 @@ export class SsoSignInService {
   /**
    * The connection an address signs in through, if any: its domain is a connection's that is
    * Enabled, or Testing with the address among its testers. An account that already exists in a
-   * tenant outside the connection's (domains are not verified: docs/sso.md) keeps its own sign-in.
+   * tenant outside the connection's keeps its own sign-in. Only a domain the connection has proven
+   * by DNS routes (the store's lookup): for a pending or lost one this answers as for any domain.
    */
   async connectionFor(email: string): Promise<SsoConnection | undefined> {
     const key = emailKey(email);
@@ -420,6 +422,8 @@ export class SsoSignInService {
     }
     const domain = domainOf(key);
     if (!domain || !connection.domains.includes(domain)) return { kind: 'refused', why: 'other-domain' };
+    // a domain claimed but not proven by DNS links and creates nobody (docs/sso.md)
+    if (!provenDomains(connection).includes(domain)) return { kind: 'refused', why: 'domain-not-proven' };
     if (!admits(connection, key)) return { kind: 'refused', why: 'not-a-tester' };
     const known = await stores.sso.findIdentity(connection.id, nameId);
     if (known) {
@@ -484,6 +488,8 @@ export class SsoSignInService {
 const REFUSED_FOR: Record<SignInRefusedFor, (nameId: string) => string> = {
   'not-an-address': () => 'The identity provider did not send an e-mail address as the NameID. Tell your administrator.',
   'other-domain': (nameId) => `The identity provider signed in ${nameId}, whose domain this connection does not serve. Tell your administrator.`,
+  'domain-not-proven': (nameId) =>
+    `The identity provider signed in ${nameId}, whose domain this connection has not proven yet. Tell your administrator.`,
   'not-a-tester': () => 'This connection is being tested: only its testers can sign in through it for now. Sign in with your password.',
   disabled: () => 'Your account is disabled. Ask your administrator.',
   'other-organisation': () =>
@@ -497,6 +503,8 @@ function testProblem(decision: Extract<SignInDecision, { kind: 'refused' }>, con
       return 'The NameID is not an e-mail address: set the IdP to send the e-mail address as the NameID (format emailAddress).';
     case 'other-domain':
       return `${nameId} is not in the connection’s domains (${connection.domains.join(', ')}): add the domain, or sign in at the IdP as someone in them.`;
+    case 'domain-not-proven':
+      return `${domainOf(nameId) ?? nameId} is not proven yet (or was lost): publish its TXT record _gatehouse-challenge.${domainOf(nameId) ?? ''} and check it; until then nobody in it signs in through the connection.`;
     case 'not-a-tester':
       return `${nameId} is not a tester of this connection, which is Testing: add them as a tester, or sign in as one.`;
     case 'other-organisation':

@@ -1,4 +1,5 @@
 // What the SSO use cases need from storage. The persister (store/sso.ts) implements it.
+import type { DomainClaim, DomainClaimPatch, DomainProofStatus } from './domain-proof.js';
 import type { SsoCertificate, SsoConnection, SsoConnectionStatus } from './model.js';
 
 export interface NewSsoConnectionRow {
@@ -49,8 +50,14 @@ export interface SsoStore {
   insertConnection(row: NewSsoConnectionRow): Promise<void>;
   updateConnection(tenantId: string, id: string, patch: SsoConnectionPatch): Promise<void>;
   deleteConnection(tenantId: string, id: string): Promise<void>;
-  /** claims domains for a connection; a domain already claimed raises DuplicateKeyError('sso.domain') */
-  addDomains(tenantId: string, connectionId: string, domains: string[], now: Date): Promise<void>;
+  /** claims domains for a connection, pending, each with the digest of its TXT value; other
+   *  connections' claims of the same domains do not stand in the way (only one can prove it) */
+  addDomains(tenantId: string, connectionId: string, claims: { domain: string; challengeHash: Uint8Array }[], now: Date): Promise<void>;
+  /** one claim of the connection, with its value's digest; `forUpdate` locks it */
+  findDomainClaim(tenantId: string, connectionId: string, domain: string, forUpdate?: boolean): Promise<DomainClaim | undefined>;
+  /** changes a claim; making it proven while another connection holds the domain proven raises
+   *  DuplicateKeyError('sso.domainProven') */
+  updateDomainClaim(tenantId: string, connectionId: string, domain: string, patch: DomainClaimPatch): Promise<void>;
   removeDomains(tenantId: string, connectionId: string, domains: string[]): Promise<void>;
   addTesters(tenantId: string, connectionId: string, emails: string[], now: Date): Promise<void>;
   removeTesters(tenantId: string, connectionId: string, emails: string[]): Promise<void>;
@@ -63,12 +70,14 @@ export interface SsoStore {
   /** Sign-in (the ACS, the SP metadata, /sso/saml/finish): the URL names a connection, not a
    *  tenant. With domains, testers and certificates. */
   findConnectionForSignIn(id: string): Promise<SsoConnection | undefined>;
-  /** Sign-in routing by an address's domain: a domain is served by at most one connection in the
-   *  whole service, whichever tenant holds it. */
+  /** Sign-in routing by an address's domain: the one connection, whichever tenant holds it, that
+   *  has the domain proven (pending and lost claims route nobody). */
   connectionForDomain(domain: string): Promise<SsoConnection | undefined>;
-  /** which of these domains connections hold (of any tenant: a domain is claimed once in the
-   *  whole service), with their connection ids */
-  domainOwners(domains: string[]): Promise<{ domain: string; connectionId: string }[]>;
+  /** which connections (of any tenant) claim these domains, and how far each claim is proven */
+  domainOwners(domains: string[]): Promise<{ domain: string; connectionId: string; status: DomainProofStatus }[]>;
+  /** the periodic check, across tenants: claims whose next check is due (each then read and
+   *  changed through its own tenant) */
+  domainClaimsDue(now: Date, limit: number): Promise<{ tenantId: string; connectionId: string; domain: string }[]>;
   /** the scheduled refresh, across tenants: connections configured by metadata URL whose last
    *  refresh is older than `before` (each then read and changed through its own tenant) */
   connectionsToRefresh(before: Date, limit: number): Promise<SsoConnection[]>;

@@ -12,6 +12,7 @@ const UNIQUE_KEYS: Record<string, UniqueKey> = {
   users_email_proven_uq: 'user.provenEmail',
   device_authorizations_user_code_key: 'device.userCode',
   sso_connection_domains_pkey: 'sso.domain',
+  sso_connection_domains_proven_uq: 'sso.domainProven',
 };
 
 /** Rethrows a unique-constraint violation (SQLSTATE 23505) of a known index as DuplicateKeyError; anything else as it is. */

@@ -333,10 +333,21 @@ export interface SsoConnectionsTable {
 }
 
 export interface SsoConnectionDomainsTable {
-  /** lower-case, IDNA ASCII; the primary key: one connection per domain in the whole service */
+  /** lower-case, IDNA ASCII; claimed by several connections at most one of which has it proven
+   *  (primary key: connection_id, domain; unique where status = 'proven') */
   domain: string;
   connection_id: string;
   created_at: Timestamp;
+  status: 'pending' | 'proven' | 'lost';
+  /** SHA-256 of the TXT value shown once; null for a claim older than the proofs (migration 20261201T1000) */
+  challenge_hash: Uint8Array | null;
+  proven_at: NullableTimestamp;
+  checked_at: NullableTimestamp;
+  /** what the last check found wrong; null after a success */
+  check_error: string | null;
+  /** the first failed re-check of a proven domain since it last passed */
+  failing_since: NullableTimestamp;
+  next_check_at: Timestamp;
 }
 
 export interface SsoConnectionTestersTable {

@@ -3,6 +3,7 @@
 // the connection (`owned`: the connection's id if it is the tenant's); an insert takes its rows
 // from a join with the tenant's connection, so that through another tenant it inserts nothing.
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DomainClaim, SsoDomain } from '../sso/domain-proof.js';
 import type { SsoCertificate, SsoConnection } from '../sso/model.js';
 import type { SsoStore } from '../sso/store.js';
 import { rethrowUnique } from './errors.js';
@@ -38,7 +39,41 @@ interface CertificateJson {
   created_at_ms: number;
 }
 
-type ConnectionRow = Selectable<Database['sso_connections']> & { domains: string[]; testers: string[]; certificates: CertificateJson[] };
+/** a domain's proof as selectConnections aggregates it */
+interface DomainJson {
+  domain: string;
+  status: SsoDomain['status'];
+  created_at_ms: number;
+  proven_at_ms: number | null;
+  checked_at_ms: number | null;
+  check_error: string | null;
+  failing_since_ms: number | null;
+  next_check_at_ms: number;
+  proven_elsewhere: boolean;
+}
+
+type ConnectionRow = Selectable<Database['sso_connections']> & {
+  domains: string[];
+  domain_proofs: DomainJson[];
+  testers: string[];
+  certificates: CertificateJson[];
+};
+
+const ms = (v: number | string | null) => (v === null ? null : new Date(Number(v)));
+
+function domainOf(d: DomainJson): SsoDomain {
+  return {
+    domain: d.domain,
+    status: d.status,
+    createdAt: new Date(Number(d.created_at_ms)),
+    provenAt: ms(d.proven_at_ms),
+    checkedAt: ms(d.checked_at_ms),
+    checkError: d.check_error,
+    failingSince: ms(d.failing_since_ms),
+    nextCheckAt: new Date(Number(d.next_check_at_ms)),
+    provenElsewhere: d.proven_elsewhere,
+  };
+}
 
 export function ssoStore(db: Kysely<Database>): SsoStore {
   /** the connections of these rows (selectConnections: each with its domains, testers and certificates) */
@@ -58,6 +93,7 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
       createdAt: r.created_at,
       updatedAt: r.updated_at,
       domains: r.domains,
+      domainProofs: r.domain_proofs.map(domainOf),
       testers: r.testers,
       certificates: r.certificates.map(
         (c): SsoCertificate => ({
@@ -94,6 +130,16 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
       .select([
         listOf('sso_connection_domains', 'domain').as('domains'),
         listOf('sso_connection_testers', 'email').as('testers'),
+        sql<DomainJson[]>`(select coalesce(json_agg(json_build_object(
+            'domain', d.domain, 'status', d.status, 'check_error', d.check_error,
+            'created_at_ms', extract(epoch from d.created_at) * 1000,
+            'proven_at_ms', extract(epoch from d.proven_at) * 1000,
+            'checked_at_ms', extract(epoch from d.checked_at) * 1000,
+            'failing_since_ms', extract(epoch from d.failing_since) * 1000,
+            'next_check_at_ms', extract(epoch from d.next_check_at) * 1000,
+            'proven_elsewhere', exists (select 1 from sso_connection_domains o
+              where o.domain = d.domain and o.status = 'proven' and o.connection_id <> d.connection_id)
+          ) order by d.domain), '[]') from sso_connection_domains d where d.connection_id = sso_connections.id)`.as('domain_proofs'),
         sql<CertificateJson[]>`(select coalesce(json_agg(json_build_object(
             'id', c.id, 'name', c.name, 'pem', c.pem, 'fingerprint_sha256', c.fingerprint_sha256,
             'issuer', c.issuer, 'subject', c.subject, 'from_metadata', c.from_metadata,
@@ -127,7 +173,9 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
     },
     async connectionForDomain(domain) {
       const row = await selectConnections()
-        .where('id', '=', (eb) => eb.selectFrom('sso_connection_domains').select('connection_id').where('domain', '=', domain))
+        .where('id', '=', (eb) =>
+          eb.selectFrom('sso_connection_domains').select('connection_id').where('domain', '=', domain).where('status', '=', 'proven'),
+        )
         .executeTakeFirst();
       return row ? complete([row])[0] : undefined;
     },
@@ -181,18 +229,89 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
     async deleteConnection(tenantId, id) {
       await db.deleteFrom('sso_connections').where('id', '=', id).where('tenant_id', '=', tenantId).execute();
     },
-    async addDomains(tenantId, connectionId, domains, now) {
-      if (domains.length === 0) return;
+    async addDomains(tenantId, connectionId, claims, now) {
+      if (claims.length === 0) return;
+      const rows = claims.map((c) => ({ domain: c.domain, challenge_hash: Buffer.from(c.challengeHash).toString('hex') }));
       await db
         .insertInto('sso_connection_domains')
-        .columns(['domain', 'connection_id', 'created_at'])
+        .columns(['domain', 'connection_id', 'created_at', 'status', 'challenge_hash', 'next_check_at'])
         .expression(
           ownedRow(tenantId, connectionId)
-            .crossJoin(sql<{ domain: string }>`jsonb_array_elements_text(${jsonb(domains)})`.as<'d'>(sql`d(domain)`))
-            .select(['d.domain', 'id', sql<Date>`cast(${now} as timestamptz)`.as('created_at')]),
+            .crossJoin(
+              sql<{ domain: string; challenge_hash: string }>`jsonb_to_recordset(${jsonb(rows)})`.as<'d'>(sql`d(domain text, challenge_hash text)`),
+            )
+            .select([
+              'd.domain',
+              'id',
+              sql<Date>`cast(${now} as timestamptz)`.as('created_at'),
+              sql<'pending'>`'pending'`.as('status'),
+              sql<Uint8Array>`decode(d.challenge_hash, 'hex')`.as('challenge_hash'),
+              // checked by the job within the hour (the check now button at once)
+              sql<Date>`cast(${now} as timestamptz) + interval '1 hour'`.as('next_check_at'),
+            ]),
         )
         .execute()
         .catch(rethrowUnique);
+    },
+    async findDomainClaim(tenantId, connectionId, domain, forUpdate = false) {
+      let q = db
+        .selectFrom('sso_connection_domains as d')
+        .innerJoin('sso_connections as c', 'c.id', 'd.connection_id')
+        .selectAll('d')
+        .select('c.tenant_id')
+        .select(
+          sql<boolean>`exists (select 1 from sso_connection_domains o
+            where o.domain = d.domain and o.status = 'proven' and o.connection_id <> d.connection_id)`.as('proven_elsewhere'),
+        )
+        .where('d.connection_id', '=', connectionId)
+        .where('d.domain', '=', domain)
+        .where('c.tenant_id', '=', tenantId);
+      if (forUpdate) q = q.forUpdate('d');
+      const r = await q.executeTakeFirst();
+      if (!r) return undefined;
+      const claim: DomainClaim = {
+        tenantId: String(r.tenant_id),
+        connectionId: r.connection_id,
+        domain: r.domain,
+        status: r.status,
+        challengeHash: r.challenge_hash,
+        createdAt: r.created_at,
+        provenAt: r.proven_at,
+        checkedAt: r.checked_at,
+        checkError: r.check_error,
+        failingSince: r.failing_since,
+        nextCheckAt: r.next_check_at,
+        provenElsewhere: Boolean(r.proven_elsewhere),
+      };
+      return claim;
+    },
+    async updateDomainClaim(tenantId, connectionId, domain, p) {
+      await db
+        .updateTable('sso_connection_domains')
+        .set({
+          ...(p.status !== undefined ? { status: p.status } : {}),
+          ...(p.challengeHash !== undefined ? { challenge_hash: p.challengeHash } : {}),
+          ...(p.provenAt !== undefined ? { proven_at: p.provenAt } : {}),
+          ...(p.checkedAt !== undefined ? { checked_at: p.checkedAt } : {}),
+          ...(p.checkError !== undefined ? { check_error: p.checkError } : {}),
+          ...(p.failingSince !== undefined ? { failing_since: p.failingSince } : {}),
+          ...(p.nextCheckAt !== undefined ? { next_check_at: p.nextCheckAt } : {}),
+        })
+        .where('connection_id', 'in', owned(tenantId, connectionId))
+        .where('domain', '=', domain)
+        .execute()
+        .catch(rethrowUnique);
+    },
+    async domainClaimsDue(now, limit) {
+      const rows = await db
+        .selectFrom('sso_connection_domains as d')
+        .innerJoin('sso_connections as c', 'c.id', 'd.connection_id')
+        .select(['c.tenant_id', 'd.connection_id', 'd.domain'])
+        .where('d.next_check_at', '<=', now)
+        .orderBy('d.next_check_at')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ tenantId: String(r.tenant_id), connectionId: r.connection_id, domain: r.domain }));
     },
     async removeDomains(tenantId, connectionId, domains) {
       if (domains.length === 0) return;
@@ -204,8 +323,13 @@ export function ssoStore(db: Kysely<Database>): SsoStore {
     },
     async domainOwners(domains) {
       if (domains.length === 0) return [];
-      const rows = await db.selectFrom('sso_connection_domains').select(['domain', 'connection_id']).where('domain', 'in', domains).execute();
-      return rows.map((r) => ({ domain: r.domain, connectionId: r.connection_id }));
+      const rows = await db
+        .selectFrom('sso_connection_domains')
+        .select(['domain', 'connection_id', 'status'])
+        .where('domain', 'in', domains)
+        .orderBy('created_at')
+        .execute();
+      return rows.map((r) => ({ domain: r.domain, connectionId: r.connection_id, status: r.status }));
     },
     async addTesters(tenantId, connectionId, emails, now) {
       if (emails.length === 0) return;

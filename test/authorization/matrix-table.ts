@@ -112,6 +112,8 @@ createSSOConnection                  | UN   | ok     | FB     | FB     | FB     
 updateSSOConnection                  | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
 deleteSSOConnection                  | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
 refreshSSOConnectionMetadata         | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+checkSSODomain                       | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
+regenerateSSODomainChallenge         | UN   | ok     | FB     | FB     | FB     | ok     | FB     | FB     | FB     | FB     | FB     | FB  | FB      | FB     | FB       | ok       | --
 `;
 
 /** The table as rows: operation -> actor -> expected outcome. Throws on a malformed table. */

@@ -10,6 +10,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { credentialSchema } from '../../src/graphql/credential/schema.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { ROOT_CLIENT_ID, startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
@@ -39,6 +40,8 @@ interface World {
   t: TestApp;
   /** an IdP whose metadata URL the SSO connections are configured by */
   idp: TestIdp;
+  /** the DNS the SSO domain checks ask (loopback; it knows no record: every check finds NXDOMAIN) */
+  dns: TestDnsServer;
   root: string;
   P1: string;
   C1: string;
@@ -103,6 +106,8 @@ const Q = {
   updateSso: `mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { id } }`,
   deleteSso: `mutation($id: ID!) { deleteSSOConnection(connectionID: $id) { id } }`,
   refreshSso: `mutation($id: ID!) { refreshSSOConnectionMetadata(connectionID: $id) { id } }`,
+  checkDomain: `mutation($id: ID!, $d: String!) { checkSSODomain(connectionID: $id, domain: $d) { id } }`,
+  regenerateDomain: `mutation($id: ID!, $d: String!) { regenerateSSODomainChallenge(connectionID: $id, domain: $d) { id } }`,
   tenants: `query($ids: [ID!]) { tenants(tenantsQuery: {ids: $ids, pageNum: 1}) { count totalCount results { id } } }`,
   partnerSubscriptions: `query($p: ID) { partnerSubscriptions(partner_tenant_id: $p) { id partner_tenant_id } }`,
   services: `query($p: ID) { services(partner_tenant_id: $p) { id owner_tenant_id } }`,
@@ -423,6 +428,15 @@ async function freshConnection(w: World, configured = false): Promise<string> {
   return created;
 }
 
+/** A fresh connection of C1 and its one (pending) domain. */
+async function domainOfC1(w: World): Promise<{ id: string; domain: string }> {
+  const id = await freshConnection(w);
+  return { id, domain: (await domainRow(w, id)).domain };
+}
+
+const domainRow = async (w: World, connectionId: string) =>
+  (await rows(w, sql`select * from sso_connection_domains where connection_id = ${connectionId}`))[0];
+
 const ssoRow = async (w: World, id: string) => (await rows(w, sql`select * from sso_connections where id = ${id}`))[0];
 
 const SSO_OPS: Op[] = [
@@ -526,6 +540,29 @@ const SSO_OPS: Op[] = [
     },
     run: (_w, s, send) => send(Q.refreshSso, { id: s.id }),
     effect: async (w, s) => assert.equal((await ssoRow(w, s.id)).metadata_refreshed_at.getTime(), w.t.clock.now().getTime()),
+  },
+  {
+    row: 'checkSSODomain',
+    iface: 'tenant',
+    inC1: true,
+    field: 'checkSSODomain',
+    mutation: true,
+    prepare: async (w) => domainOfC1(w),
+    run: (_w, s, send) => send(Q.checkDomain, { id: s.id, d: s.domain }),
+    effect: async (w, s) => assert.match((await domainRow(w, s.id)).check_error, /NXDOMAIN/),
+  },
+  {
+    row: 'regenerateSSODomainChallenge',
+    iface: 'tenant',
+    inC1: true,
+    field: 'regenerateSSODomainChallenge',
+    mutation: true,
+    prepare: async (w) => {
+      const s = await domainOfC1(w);
+      return { ...s, hash: Buffer.from((await domainRow(w, s.id)).challenge_hash).toString('hex') };
+    },
+    run: (_w, s, send) => send(Q.regenerateDomain, { id: s.id, d: s.domain }),
+    effect: async (w, s) => assert.notEqual(Buffer.from((await domainRow(w, s.id)).challenge_hash).toString('hex'), s.hash),
   },
 ];
 
@@ -937,7 +974,11 @@ for (const engine of transportEngines()) {
     const w = {} as World;
 
     before(async () => {
-      const t = await startTestApp({ engine, env: { GATEHOUSE_CLIENT_CREATE_LIMIT: '1000000', GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } });
+      w.dns = await startDnsServer();
+      const t = await startTestApp({
+        engine,
+        env: { GATEHOUSE_CLIENT_CREATE_LIMIT: '1000000', GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true', GATEHOUSE_DNS_SERVERS: w.dns.address },
+      });
       w.t = t;
       await countRowWrites(t.db.kysely);
       w.idp = await startTestIdp();
@@ -992,6 +1033,7 @@ for (const engine of transportEngines()) {
     after(async () => {
       await w.t?.close();
       await w.idp?.close();
+      await w.dns?.close();
     });
 
     // ---- the matrix, cell by cell

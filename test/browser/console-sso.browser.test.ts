@@ -17,6 +17,7 @@ import { freePort } from '../helpers/cli.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
 import { setupLink } from '../helpers/pages.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -25,6 +26,7 @@ for (const engine of transportEngines()) {
     let t: TestApp;
     let base: string;
     let idp: TestIdp;
+    let dns: TestDnsServer;
     let browser: Browser;
     let context: BrowserContext;
     let page: Page;
@@ -35,10 +37,11 @@ for (const engine of transportEngines()) {
     before(async () => {
       const port = await freePort();
       // the IdP and node-saml read the real clock: the service's runs with it
+      dns = await startDnsServer();
       t = await startTestApp({
         engine,
         clock: new RunningClock(),
-        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' },
+        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true', GATEHOUSE_DNS_SERVERS: dns.address },
       });
       base = await listen(t, port);
       [idp, browser] = await Promise.all([startTestIdp({ host: 'localhost' }), launchChromium()]);
@@ -51,6 +54,7 @@ for (const engine of transportEngines()) {
       await browser?.close();
       await idp?.close();
       await t?.close();
+      await dns?.close();
     });
 
     const screenshot = screenshots(`${engine}-console-sso-`);
@@ -99,7 +103,7 @@ for (const engine of transportEngines()) {
 
     it('step 3: the metadata URL, checked (issuer, subject, validity) before it is saved; saved: Testing', async () => {
       await page.getByLabel('Metadata URL', { exact: true }).fill(idp.metadataUrl);
-      await page.getByRole('button', { name: 'Check' }).click();
+      await page.getByRole('button', { name: 'Check', exact: true }).click();
       await page.getByText('Nothing is saved yet').waitFor();
       const facts = await page.locator('.cert-check').first().innerText();
       for (const label of ['Issuer', 'Subject', 'Valid from', 'Valid until']) assert.match(facts, new RegExp(label));
@@ -117,6 +121,21 @@ for (const engine of transportEngines()) {
       await page.locator('#testers').getByRole('button', { name: 'Add' }).click();
       await page.getByText('Saved: added tester@corp.test').waitFor();
       assert.deepEqual(await page.locator('#testers ul.values code').allInnerTexts(), ['tester@corp.test']);
+    });
+
+    it('corp.test is proven: a new value shown once with the record to publish, published, then Check now', async () => {
+      const row = page.locator('#domains tr', { has: page.locator('th', { hasText: 'corp.test' }) }).first();
+      assert.match(await row.innerText(), /pending/);
+      await row.getByRole('button', { name: 'Show a new value for corp.test' }).click();
+      await page.getByText('Publish this DNS record for corp.test').waitFor();
+      assert.equal(await page.locator('#txt-name-corp\\.test').inputValue(), '_gatehouse-challenge.corp.test');
+      const value = await page.locator('#txt-value-corp\\.test').inputValue();
+      assert.match(value, /^[A-Za-z0-9_-]{43}$/);
+      await checked(page, '5b-domain-value');
+      dns.setTxt('_gatehouse-challenge.corp.test', [value]);
+      await page.getByRole('button', { name: 'Check now corp.test' }).click();
+      await page.getByText('corp.test is proven: people in it sign in through this connection').waitFor();
+      assert.equal(await page.locator('#txt-value-corp\\.test').count(), 0, 'the value is not shown again');
     });
 
     it('the test sign-in, in a new tab, shows the attributes the IdP sent; nobody is signed in', async () => {

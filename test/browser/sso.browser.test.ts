@@ -16,7 +16,9 @@ import { launchChromium, skipWithoutChromium } from '../helpers/chromium.js';
 import { deviceLoginShown, ensureBuilt, exitOf, freePort, gatehouse, killAll } from '../helpers/cli.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
+import { issuedValue, proveByDns } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 
 ensureBuilt();
@@ -29,6 +31,7 @@ for (const engine of transportEngines()) {
     let t: TestApp;
     let base: string;
     let idp: TestIdp;
+    let dns: TestDnsServer;
     let browser: Browser;
     let tenant: string;
     let connection: string;
@@ -38,10 +41,12 @@ for (const engine of transportEngines()) {
     before(async () => {
       const port = await freePort();
       // the IdP and node-saml read the real clock: the service's runs with it
+      // the domain is proven the real way: its TXT record on a DNS responder on loopback
+      dns = await startDnsServer();
       t = await startTestApp({
         engine,
         clock: new RunningClock(),
-        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' },
+        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true', GATEHOUSE_DNS_SERVERS: dns.address },
       });
       base = await listen(t, port);
       // the IdP on another site (localhost, the service on 127.0.0.1): its POST to the ACS is cross-site, as in
@@ -54,6 +59,7 @@ for (const engine of transportEngines()) {
       await browser?.close();
       await idp?.close();
       await t?.close();
+      await dns?.close();
       for (const dir of configs) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -74,11 +80,14 @@ for (const engine of transportEngines()) {
     }
 
     it("an Administrator creates the connection and configures it by the IdP's metadata URL: Testing", async () => {
-      const created = await admin('mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id status } }', {
-        c: { name: 'Corp IdP', type: 'saml', domains: ['corp.test'], testers: ['tester@corp.test'] },
-      });
+      const created = await admin(
+        'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id status domainProofs { domain txtRecordValue } } }',
+        { c: { name: 'Corp IdP', type: 'saml', domains: ['corp.test'], testers: ['tester@corp.test'] } },
+      );
       connection = created.createSSOConnection.id;
       assert.equal(created.createSSOConnection.status, 'Created');
+      const value = issuedValue(created.createSSOConnection, 'corp.test');
+      assert.equal((await proveByDns(t, dns, await t.rootToken(), tenant, connection, 'corp.test', value)).status, 'proven');
       const updated = await admin('mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }', {
         u: { id: connection, connectionConfiguration: { samlConfiguration: { metadataURL: idp.metadataUrl } } },
       });

@@ -9,6 +9,7 @@ import { UsageError } from '../../src/cli/usage-error.js';
 import { AppError } from '../../src/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
+import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
 describe('gatehouse sso: the command line', () => {
@@ -111,6 +112,25 @@ for (const engine of engines()) {
         other,
       );
       assert.equal(res.body.errors, undefined, res.text);
+    });
+
+    it('release-domain with several claims: the proven one is released; a domain only claimed, pending, by several is not', async () => {
+      const d = `${randomUUID().slice(0, 8)}.test`;
+      const keep = `${randomUUID().slice(0, 8)}.test`;
+      const squatter = await connection([d, keep]);
+      const owner = await connection([d, `${randomUUID().slice(0, 8)}.test`]);
+      await assert.rejects(
+        runSsoCommand(sso(), { action: 'release-domain', domain: d }, { kind: 'operator', id: 'bob' }),
+        (e: Error) => e instanceof AppError && e.code === 'BAD_USER_INPUT' && /claimed, not proven, by 2 connections/.test(e.message),
+      );
+      await markDomainProven(t, owner, d);
+      assert.match(await runSsoCommand(sso(), { action: 'release-domain', domain: d }, { kind: 'operator', id: 'bob' }), new RegExp(`released ${d}`));
+      const claims = await t.db.kysely.selectFrom('sso_connection_domains').select('connection_id').where('domain', '=', d).execute();
+      assert.deepEqual(
+        claims.map((c) => c.connection_id),
+        [squatter],
+        'the pending claim stays',
+      );
     });
   });
 }

@@ -12,7 +12,9 @@ import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
 import { makeCertificate } from '../helpers/openssl.js';
 import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
+import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant, tq } from '../helpers/tenants.js';
 
 const { Administrator, Analyst } = ROLE_IDS;
@@ -28,13 +30,19 @@ for (const engine of transportEngines()) {
   describe(`console SSO pages (${engine})`, () => {
     let t: TestApp;
     let idp: TestIdp;
+    let dns: TestDnsServer;
     let tenant: string;
     let admin: PageClient;
     let n = 0;
 
     before(async () => {
       // the IdP's certificates are made now (real time): the service's clock runs with it
-      t = await startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } });
+      dns = await startDnsServer();
+      t = await startTestApp({
+        engine,
+        clock: new RunningClock(),
+        env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true', GATEHOUSE_DNS_SERVERS: dns.address },
+      });
       idp = await startTestIdp();
       tenant = await createTenant(t, '1', { name: 'Corp' });
       ({ client: admin } = await signedInUser(t, 'admin@corp-admins.test', { tenant, roles: [Administrator] }));
@@ -42,6 +50,7 @@ for (const engine of transportEngines()) {
     after(async () => {
       await idp?.close();
       await t?.close();
+      await dns?.close();
     });
 
     const connections = async () =>
@@ -53,13 +62,16 @@ for (const engine of transportEngines()) {
         .find((c: { id: string }) => c.id === id)
         .certificates.map((c: { id: string }) => c.id);
 
-    /** Step 1 of the wizard: a new connection with its domain; its id. */
-    async function created(domain = `corp${++n}.test`, testers = ''): Promise<string> {
+    /** Step 1 of the wizard: a new connection with its domain; its id. The domain is marked
+     *  proven in the store (these tests are not about the proof; the domains test below is) unless `proven` is false. */
+    async function created(domain = `corp${++n}.test`, testers = '', { proven = true } = {}): Promise<string> {
       const form = await admin.get(`/console/sso/new?tenant=${tenant}`);
       assert.equal(form.status, 200, form.text);
       const res = await admin.post('/console/sso/new', { _csrf: admin.csrf(form), tenant, name: `Corp IdP ${domain}`, domains: domain, testers });
       assert.equal(res.status, 303, res.text);
-      return connectionOf(res);
+      const id = connectionOf(res);
+      if (proven) await markDomainProven(t, id, domain);
+      return id;
     }
 
     const page = (id: string) => admin.get(`/console/sso/connection?tenant=${tenant}&connection=${id}`);
@@ -177,10 +189,6 @@ for (const engine of transportEngines()) {
       const check = await post('/console/sso/check', id, { method: 'metadata', metadataURL: 'ftp://idp.example/metadata' });
       assert.equal(check.status, 400);
       assert.match(check.text, /starts with https:\/\//);
-      // a domain taken by another connection
-      const taken = await post('/console/sso/edit', id, { change: 'addDomain', value: 'corp.test' });
-      assert.equal(taken.status, 409);
-      assert.match(taken.text, /corp\.test is already served by another single sign-on connection/);
       // step 1's own bad domain: the form again, the values kept
       const form = await admin.get(`/console/sso/new?tenant=${tenant}`);
       const bad = await admin.post('/console/sso/new', { _csrf: admin.csrf(form), tenant, name: 'Bad', domains: 'not a domain@', testers: '' });
@@ -512,6 +520,35 @@ for (const engine of transportEngines()) {
       });
       assert.equal(denied.status, 403);
       assert.deepEqual((await connection(id))?.domains, [`corp${n}.test`]);
+    });
+
+    it('domains: each pending until its DNS record is found; a new value is shown once with the record to publish; check now proves it', async () => {
+      const domain = `proof${++n}.test`;
+      const id = await created(domain, '', { proven: false });
+      let shown = await page(id);
+      assert.match(shown.text, new RegExp(`<code>${domain.replace('.', '\\.')}</code></th><td data-label="Status"><strong>pending</strong>`));
+      assert.ok(!shown.text.includes('Publish this DNS record'), 'no value on the page by itself');
+      assert.ok((await admin.get(`/console/sso?tenant=${tenant}`)).text.includes(`${domain} (pending)`), 'the list says it too');
+      const renewed = await post('/console/sso/edit', id, { change: 'regenerateDomain', value: domain });
+      assert.equal(renewed.status, 200, 'shown in this answer, not left in the session');
+      assert.match(renewed.text, /Publish this DNS record/);
+      assert.ok(renewed.text.includes(`value="_gatehouse-challenge.${domain}"`), 'the record name');
+      assert.match(renewed.text, /Type: <strong>TXT<\/strong>/);
+      const value = new RegExp(`id="txt-value-${domain.replace('.', '\\.')}" type="text" class="mono" readonly value="([A-Za-z0-9_-]{43})"`).exec(
+        renewed.text,
+      )?.[1];
+      assert.ok(value, 'the value');
+      shown = await page(id);
+      assert.ok(!shown.text.includes(value), 'shown once');
+      // a check before the record exists says what DNS answered
+      assert.equal((await post('/console/sso/edit', id, { change: 'checkDomain', value: domain })).status, 303);
+      assert.match((await page(id)).text, /is not proven \(pending\): _gatehouse-challenge\.proof\d+\.test does not exist in DNS \(NXDOMAIN\)/);
+      dns.setTxt(`_gatehouse-challenge.${domain}`, [value]);
+      assert.equal((await post('/console/sso/edit', id, { change: 'checkDomain', value: domain })).status, 303);
+      shown = await page(id);
+      assert.match(shown.text, new RegExp(`${domain.replace('.', '\\.')} is proven: people in it sign in through this connection`));
+      assert.match(shown.text, /<strong>proven<\/strong>/);
+      assert.ok(!(await admin.get(`/console/sso?tenant=${tenant}`)).text.includes(`${domain} (pending)`));
     });
   });
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import { PageClient } from '../helpers/pages.js';
 import type { SamlPost, TestIdp } from '../helpers/saml-idp.js';
+import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const TENANT_PATH = '/public/query';
@@ -17,13 +18,15 @@ export interface Connection {
   acsUrl: string;
 }
 
-/** A tenant and a connection serving `domain`, configured by the IdP's metadata, then `status`. */
+/** A tenant and a connection serving `domain`, configured by the IdP's metadata, then `status`;
+ *  the domain marked proven in the store (test/helpers/sso-domains.ts) unless `proven` is false. */
 export async function connectIdp(
   t: TestApp,
   idp: TestIdp,
   domain: string,
   status: 'Testing' | 'Enabled',
   testers: string[] = [],
+  { proven = true }: { proven?: boolean } = {},
 ): Promise<Connection> {
   const root = await t.rootToken();
   const tenant = await createTenant(t, '1', { name: `Corp ${domain}` });
@@ -35,6 +38,7 @@ export async function connectIdp(
   );
   assert.equal(created.body.errors, undefined, created.text);
   const { id, ssoConnectionParameters } = created.body.data.createSSOConnection;
+  if (proven) await markDomainProven(t, id, domain);
   for (const u of [{ id, samlConfiguration: { metadataURL: idp.metadataUrl } }, ...(status === 'Enabled' ? [{ id, status }] : [])]) {
     const res = await t.gql(
       root,

@@ -11,6 +11,7 @@ import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
 import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
 import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
+import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 
 const TENANT_PATH = '/public/query';
@@ -39,6 +40,8 @@ for (const engine of transportEngines()) {
         { path: TENANT_PATH, tenant },
       );
       connection = created.body.data.createSSOConnection.id;
+      // not a test of the proof (domain-proofs.test.ts is): the domain is marked proven in the store
+      await markDomainProven(t, connection, DOMAIN);
       const configured = await setStatus({ metadata: true });
       assert.equal(configured, 'Testing');
     });
@@ -446,6 +449,7 @@ for (const engine of transportEngines()) {
         { path: TENANT_PATH, tenant: suspended },
       );
       const id = made.body.data.createSSOConnection.id;
+      await markDomainProven(t, id, 'suspended.test');
       await t.gql(
         root,
         'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }',

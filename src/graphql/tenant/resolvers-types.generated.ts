@@ -9,6 +9,7 @@ import type { AuditEventPage as AuditEventPageModel } from '../../audit/service.
 import type { SsoConnection as SsoConnectionModel, SsoCertificate as SsoCertificateModel } from '../../sso/model.js';
 import type { IdpConfiguration as IdpConfigurationModel } from '../../sso/idp-configuration.js';
 import type { IdpCertificate as IdpCertificateModel } from '../../sso/certificate.js';
+import type { ShownDomainProof as ShownDomainProofModel } from '../../sso/domain-proof.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -235,8 +236,9 @@ export type Mutation = {
   /**
    * Creates a SAML connection in the acting tenant (`X-Tenant-Context`, else home), in status
    * `Created`. Configure the IdP with the returned `ssoConnectionParameters`, then give this service
-   * the IdP's side with `updateSSOConnection`. Each domain may belong to one connection in the whole
-   * service (`CONFLICT` otherwise). Needs Administrator in the tenant or a partner above it.
+   * the IdP's side with `updateSSOConnection`. Each domain is `pending` until proven by a DNS TXT
+   * record whose value `domainProofs.txtRecordValue` answers here only (docs/sso.md); several
+   * connections may claim a domain, one proves it. Needs Administrator in the tenant or a partner above it.
    */
   createSSOConnection: Maybe<SsoConnection>;
   /**
@@ -258,6 +260,19 @@ export type Mutation = {
    * Needs Administrator in the tenant or a partner above it.
    */
   refreshSSOConnectionMetadata: Maybe<SsoConnection>;
+  /**
+   * Addition: looks the domain's TXT record `_gatehouse-challenge.<domain>` up now (it is also
+   * checked periodically) and records what was found: `domainProofs` then says whether the domain is
+   * proven, or why not. Needs Administrator in the tenant or a partner above it.
+   */
+  checkSSODomain: Maybe<SsoConnection>;
+  /**
+   * Addition: a new TXT value for one of the connection's domains, answered once in
+   * `domainProofs.txtRecordValue`; the previous value no longer proves it. A proven domain stays proven
+   * until its re-checks fail for the grace period (docs/sso.md): publish the new value before then.
+   * Needs Administrator in the tenant or a partner above it.
+   */
+  regenerateSSODomainChallenge: Maybe<SsoConnection>;
 };
 
 /**
@@ -425,6 +440,28 @@ export type MutationDeleteSsoConnectionArgs = {
  */
 export type MutationRefreshSsoConnectionMetadataArgs = {
   connectionID: Scalars['ID']['input'];
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationCheckSsoDomainArgs = {
+  connectionID: Scalars['ID']['input'];
+  domain: Scalars['String']['input'];
+};
+
+/**
+ * Changing tenants, labels, services, subscriptions and support access. Each runs in one
+ * transaction and writes an audit event; a refused call changes nothing, and an update that only
+ * restates the current state (the same name, assigning a subscription again) changes nothing either:
+ * `updated_at` stays and no audit event is written. Who may call what: docs/authorization.md.
+ */
+export type MutationRegenerateSsoDomainChallengeArgs = {
+  connectionID: Scalars['ID']['input'];
+  domain: Scalars['String']['input'];
 };
 
 /**
@@ -842,7 +879,7 @@ export type SsoConnection = {
   issuer: Maybe<Scalars['String']['output']>;
   /** The current signing certificate's subject. */
   subject: Maybe<Scalars['String']['output']>;
-  /** E-mail domains the connection serves (lower case, internationalised names in ASCII form). */
+  /** E-mail domains the connection claims (lower case, internationalised names in ASCII form), proven or not: `domainProofs` says which are proven and route people. */
   domains: Array<Scalars['String']['output']>;
   /** Addresses that may sign in while the connection is `Testing`. */
   testers: Array<Scalars['String']['output']>;
@@ -860,6 +897,45 @@ export type SsoConnection = {
   metadataRefreshedAt: Maybe<Scalars['Time']['output']>;
   /** Addition: why the last scheduled read of the metadata URL failed (null after a success). */
   metadataRefreshError: Maybe<Scalars['String']['output']>;
+  /** Addition: each of `domains` with its proof by DNS (docs/sso.md); only `proven` domains route people to the IdP and link accounts. */
+  domainProofs: Array<SsoDomainProof>;
+};
+
+/** Addition: how far a domain is proven by DNS (docs/sso.md). */
+export type SsoDomainStatus =
+  /** Claimed; its TXT record has not been found with the connection's value. It routes nobody. */
+  | 'pending'
+  /** Its TXT record holds the connection's value: it routes people to the IdP and links accounts. */
+  | 'proven'
+  /** Was proven, but its record was not found for the grace period: it routes nobody until found again. */
+  | 'lost';
+
+/** Addition: one domain of a connection and its proof by DNS. */
+export type SsoDomainProof = {
+  /** The domain (lower case, internationalised names in ASCII form). */
+  domain: Scalars['String']['output'];
+  /** How far it is proven. */
+  status: SsoDomainStatus;
+  /** The name of the TXT record that proves it: `_gatehouse-challenge.<domain>`. */
+  txtRecordName: Scalars['String']['output'];
+  /** The TXT record's value, only in the answer of the mutation that issued it (createSSOConnection, updateSSOConnection's `addDomains`, regenerateSSODomainChallenge); null everywhere else: only its digest is kept. */
+  txtRecordValue: Maybe<Scalars['String']['output']>;
+  /** When the connection claimed it. */
+  createdAt: Scalars['Time']['output'];
+  /** When it was proven (null unless proven or lost). */
+  provenAt: Maybe<Scalars['Time']['output']>;
+  /** When its record was last looked up. */
+  lastCheckedAt: Maybe<Scalars['Time']['output']>;
+  /** When its record is looked up next by the periodic check. */
+  nextCheckAt: Scalars['Time']['output'];
+  /** What the last look-up found wrong, in words (null after a success). */
+  problem: Maybe<Scalars['String']['output']>;
+  /** For a proven domain whose re-checks fail: since when. It stops routing at `losesRoutingAt` unless the record is found. */
+  failingSince: Maybe<Scalars['Time']['output']>;
+  /** When a failing proven domain becomes `lost` (null while its checks pass). */
+  losesRoutingAt: Maybe<Scalars['Time']['output']>;
+  /** Another connection, of this or another organisation, holds this domain proven: it routes there, not here. */
+  provenElsewhere: Scalars['Boolean']['output'];
 };
 
 /** This service's SAML service-provider values for one connection. */
@@ -964,7 +1040,7 @@ export type NewSsoConnectionInput = {
   name: Scalars['String']['input'];
   /** `saml`. */
   type: SsoConnectionType;
-  /** E-mail domains it serves: at least one, at most 100 (e.g. example.com; no @, no scheme). Each belongs to one connection in the whole service. */
+  /** E-mail domains it serves: at least one, at most 100 (e.g. example.com; no @, no scheme). Each is pending until proven by DNS (docs/sso.md); one connection at most holds a domain proven. */
   domains: Array<Scalars['String']['input']>;
   /** Addresses that may sign in while it is `Testing`; each in one of `domains`. At most 100. */
   testers?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -1132,6 +1208,8 @@ export type ResolversTypes = {
   SSOConnectionType: SsoConnectionType;
   SSOConnectionStatus: SsoConnectionStatus;
   SSOConnection: ResolverTypeWrapper<SsoConnectionModel>;
+  SSODomainStatus: SsoDomainStatus;
+  SSODomainProof: ResolverTypeWrapper<ShownDomainProofModel>;
   SSOConnectionParameters: ResolverTypeWrapper<SsoConnectionParameters>;
   SSOConnectionIDPConfig: ResolverTypeWrapper<SsoConnectionIdpConfig>;
   SAMLConnectionConfiguration: ResolverTypeWrapper<SamlConnectionConfiguration>;
@@ -1177,6 +1255,7 @@ export type ResolversParentTypes = {
   InputService: InputService;
   InputPartnerSubscription: InputPartnerSubscription;
   SSOConnection: SsoConnectionModel;
+  SSODomainProof: ShownDomainProofModel;
   SSOConnectionParameters: SsoConnectionParameters;
   SSOConnectionIDPConfig: SsoConnectionIdpConfig;
   SAMLConnectionConfiguration: SamlConnectionConfiguration;
@@ -1327,6 +1406,18 @@ export type MutationResolvers<
     ContextType,
     RequireFields<MutationRefreshSsoConnectionMetadataArgs, 'connectionID'>
   >;
+  checkSSODomain?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationCheckSsoDomainArgs, 'connectionID' | 'domain'>
+  >;
+  regenerateSSODomainChallenge?: Resolver<
+    Maybe<ResolversTypes['SSOConnection']>,
+    ParentType,
+    ContextType,
+    RequireFields<MutationRegenerateSsoDomainChallengeArgs, 'connectionID' | 'domain'>
+  >;
 };
 
 export type TenantResultsResolvers<
@@ -1451,6 +1542,25 @@ export type SsoConnectionResolvers<
   metadataURL?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   metadataRefreshedAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
   metadataRefreshError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  domainProofs?: Resolver<Array<ResolversTypes['SSODomainProof']>, ParentType, ContextType>;
+};
+
+export type SsoDomainProofResolvers<
+  ContextType = GraphQLContext,
+  ParentType extends ResolversParentTypes['SSODomainProof'] = ResolversParentTypes['SSODomainProof'],
+> = {
+  domain?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['SSODomainStatus'], ParentType, ContextType>;
+  txtRecordName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  txtRecordValue?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  provenAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  lastCheckedAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  nextCheckAt?: Resolver<ResolversTypes['Time'], ParentType, ContextType>;
+  problem?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  failingSince?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  losesRoutingAt?: Resolver<Maybe<ResolversTypes['Time']>, ParentType, ContextType>;
+  provenElsewhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type SsoConnectionParametersResolvers<
@@ -1543,6 +1653,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Partnership?: PartnershipResolvers<ContextType>;
   PartnerSubscription?: PartnerSubscriptionResolvers<ContextType>;
   SSOConnection?: SsoConnectionResolvers<ContextType>;
+  SSODomainProof?: SsoDomainProofResolvers<ContextType>;
   SSOConnectionParameters?: SsoConnectionParametersResolvers<ContextType>;
   SSOConnectionIDPConfig?: SsoConnectionIdpConfigResolvers<ContextType>;
   SAMLConnectionConfiguration?: SamlConnectionConfigurationResolvers<ContextType>;

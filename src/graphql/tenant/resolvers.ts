@@ -62,6 +62,8 @@ export const tenantResolvers: Resolvers = {
     updateSSOConnection: (_, args, ctx) => ctx.services.sso.update(ctx.caller, args.updatedConnection),
     deleteSSOConnection: (_, args, ctx) => ctx.services.sso.delete(ctx.caller, args.connectionID),
     refreshSSOConnectionMetadata: (_, args, ctx) => ctx.services.sso.refreshMetadata(ctx.caller, args.connectionID),
+    checkSSODomain: (_, args, ctx) => ctx.services.sso.checkDomainNow(ctx.caller, args.connectionID, args.domain),
+    regenerateSSODomainChallenge: (_, args, ctx) => ctx.services.sso.regenerateDomainChallenge(ctx.caller, args.connectionID, args.domain),
   },
   SSOConnection: {
     externalName: (c) => c.idpEntityId,
@@ -85,6 +87,13 @@ export const tenantResolvers: Resolvers = {
     metadataURL: (c) => c.metadataUrl,
     metadataRefreshedAt: (c) => c.metadataRefreshedAt,
     metadataRefreshError: (c) => c.metadataRefreshError,
+    domainProofs: (c, _, ctx) => ctx.services.sso.domainProofs(c),
+  },
+  SSODomainProof: {
+    txtRecordName: (d) => d.recordName,
+    txtRecordValue: (d) => d.value,
+    lastCheckedAt: (d) => d.checkedAt,
+    problem: (d) => d.checkError,
   },
   SSOCertificate: {
     fingerprintSHA256: (c) => c.fingerprintSha256,

@@ -20,6 +20,7 @@ import { revokedTokens } from './20261130T1000-revoked-tokens.js';
 import { auditTrail } from './20261130T1200-audit-trail.js';
 import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
 import { mailOutbox } from './20261201T0900-mail-outbox.js';
+import { ssoDomainProofs } from './20261201T1000-sso-domain-proofs.js';
 import { passkeys } from './20261201T1100-passkeys.js';
 
 export const migrations: Record<string, Migration> = {
@@ -43,5 +44,6 @@ export const migrations: Record<string, Migration> = {
   '20261130T1200-audit-trail': auditTrail,
   '20261130T1210-process-heartbeats': processHeartbeats,
   '20261201T0900-mail-outbox': mailOutbox,
+  '20261201T1000-sso-domain-proofs': ssoDomainProofs,
   '20261201T1100-passkeys': passkeys,
 };

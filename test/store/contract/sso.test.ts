@@ -47,6 +47,8 @@ const certificate = (connectionId: string, over: Partial<SsoCertificate> = {}): 
 });
 
 const domain = () => `d${randomUUID().slice(0, 8)}.example`;
+/** pending claims of these domains, each with a digest standing for its value */
+const claims = (...domains: string[]) => domains.map((d) => ({ domain: d, challengeHash: sha256(`value of ${d}`) }));
 
 for (const engine of engines()) {
   describe(`SsoStore contract (${engine})`, () => {
@@ -90,7 +92,7 @@ for (const engine of engines()) {
 
     it('findConnection reads a connection with its domains and testers (sorted) and certificates (newest first)', async () => {
       const id = await connection(a, { name: 'Okta' });
-      await c.store.sso.addDomains(tid(id), id, ['zeta.example', 'alpha.example'], T0);
+      await c.store.sso.addDomains(tid(id), id, claims('zeta.example', 'alpha.example'), T0);
       await c.store.sso.addTesters(tid(id), id, ['z@alpha.example', 'a@alpha.example'], T0);
       const older = certificate(id, { createdAt: T0, name: 'old' });
       const newer = certificate(id, { createdAt: at(1), name: 'new' });
@@ -110,6 +112,17 @@ for (const engine of engines()) {
         createdAt: T0,
         updatedAt: T0,
         domains: ['alpha.example', 'zeta.example'],
+        domainProofs: ['alpha.example', 'zeta.example'].map((d) => ({
+          domain: d,
+          status: 'pending',
+          createdAt: T0,
+          provenAt: null,
+          checkedAt: null,
+          checkError: null,
+          failingSince: null,
+          nextCheckAt: at(HOUR),
+          provenElsewhere: false,
+        })),
         testers: ['a@alpha.example', 'z@alpha.example'],
         certificates: [newer, older],
       });
@@ -120,7 +133,7 @@ for (const engine of engines()) {
     it('one tenant’s connection is not read, changed or deleted through another tenant (nor one below it)', async () => {
       const mine = await connection(a, { name: 'Mine' });
       const d = domain();
-      await c.store.sso.addDomains(a.id, mine, [d], T0);
+      await c.store.sso.addDomains(a.id, mine, claims(d), T0);
       await c.store.sso.addTesters(a.id, mine, [`t@${d}`], T0);
       const cert = certificate(mine);
       await c.store.sso.insertCertificates(a.id, [cert]);
@@ -138,7 +151,7 @@ for (const engine of engines()) {
           metadataUrl: 'https://evil.example',
           updatedAt: at(HOUR),
         });
-        await c.store.sso.addDomains(other.id, mine, [fresh], at(HOUR));
+        await c.store.sso.addDomains(other.id, mine, claims(fresh), at(HOUR));
         await c.store.sso.removeDomains(other.id, mine, [d]);
         await c.store.sso.addTesters(other.id, mine, [`x@${d}`], at(HOUR));
         await c.store.sso.removeTesters(other.id, mine, [`t@${d}`]);
@@ -169,7 +182,7 @@ for (const engine of engines()) {
       const second = await connection(t, { createdAt: at(2) });
       const first = await connection(t, { createdAt: at(1) });
       const theirs = await connection(b, { createdAt: at(1) });
-      await c.store.sso.addDomains(tid(theirs), theirs, [domain()], T0);
+      await c.store.sso.addDomains(tid(theirs), theirs, claims(domain()), T0);
       assert.deepEqual(
         (await c.store.sso.listConnections(t.id)).map((x) => x.id),
         [first, second],
@@ -208,40 +221,73 @@ for (const engine of engines()) {
       assert.deepEqual(await c.store.sso.findConnection(tid(other), other), untouched);
     });
 
-    it('sso.domain: a domain routes to one connection in the whole service; a batch with a taken one claims nothing', async () => {
+    /** a claim proven, as a check that found its record leaves it */
+    const prove = (connectionId: string, d: string, when = T0) =>
+      c.store.sso.updateDomainClaim(tid(connectionId), connectionId, d, { status: 'proven', provenAt: when, checkedAt: when, checkError: null });
+
+    it('sso.domainProven: several connections claim a domain (pending); one holds it proven, and only a proven domain routes', async () => {
       const mine = await connection(a);
       const theirs = await connection(b);
       const [d1, d2, d3] = [domain(), domain(), domain()];
-      await c.store.sso.addDomains(tid(mine), mine, [d1], T0);
-      await rejectsDuplicate(c.store.sso.addDomains(tid(theirs), theirs, [d2, d1], T0), 'sso.domain');
-      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.domains, [], 'no partial batch');
+      await c.store.sso.addDomains(tid(mine), mine, claims(d1), T0);
+      await c.store.sso.addDomains(tid(theirs), theirs, claims(d2, d1), T0);
+      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.domains, [d1, d2].sort(), 'a pending claim blocks nobody');
+      assert.equal(await c.store.sso.connectionForDomain(d1), undefined, 'pending: routes nobody');
+      await prove(mine, d1);
       assert.equal((await c.store.sso.connectionForDomain(d1))?.id, mine);
-      assert.equal(await c.store.sso.connectionForDomain(d2), undefined);
-      await c.store.sso.addDomains(tid(theirs), theirs, [d2], T0);
+      await rejectsDuplicate(prove(theirs, d1), 'sso.domainProven');
       assert.deepEqual(
-        (await c.store.sso.domainOwners([d1, d2, d3])).sort((x, y) => x.domain.localeCompare(y.domain)),
+        (await c.store.sso.findConnection(tid(theirs), theirs))?.domainProofs.map((p) => [p.domain, p.status, p.provenElsewhere]),
         [
-          { domain: d1, connectionId: mine },
-          { domain: d2, connectionId: theirs },
-        ].sort((x, y) => x.domain.localeCompare(y.domain)),
+          [d1, 'pending', true],
+          [d2, 'pending', false],
+        ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+      );
+      assert.equal((await c.store.sso.findDomainClaim(tid(theirs), theirs, d1))?.provenElsewhere, true);
+      assert.equal(await c.store.sso.findDomainClaim(tid(mine), theirs, d1), undefined, 'not through another tenant');
+      assert.deepEqual(
+        (await c.store.sso.domainOwners([d1, d2, d3])).map((o) => [o.domain, o.connectionId, o.status]).sort(),
+        [
+          [d1, mine, 'proven'],
+          [d1, theirs, 'pending'],
+          [d2, theirs, 'pending'],
+        ].sort(),
       );
       assert.deepEqual(await c.store.sso.domainOwners([]), []);
-      // one connection cannot remove another's domain
+      // one connection cannot remove or change another's claim
       await c.store.sso.removeDomains(tid(theirs), theirs, [d1]);
+      await c.store.sso.updateDomainClaim(tid(theirs), mine, d1, { status: 'lost' });
       assert.equal((await c.store.sso.connectionForDomain(d1))?.id, mine);
-      await c.store.sso.removeDomains(tid(mine), mine, [d1]);
+      // lost: the domain routes nobody, and another may prove it
+      await c.store.sso.updateDomainClaim(tid(mine), mine, d1, { status: 'lost' });
       assert.equal(await c.store.sso.connectionForDomain(d1), undefined);
-      await c.store.sso.addDomains(tid(theirs), theirs, [d1], T0);
-      assert.deepEqual((await c.store.sso.findConnection(tid(theirs), theirs))?.domains, [d1, d2].sort());
+      await c.store.sso.addDomains(tid(theirs), theirs, claims(d1), T0);
+      await prove(theirs, d1);
+      assert.equal((await c.store.sso.connectionForDomain(d1))?.id, theirs);
     });
 
-    it('of one domain claimed by many connections at once, one wins', async () => {
+    it('domainClaimsDue: claims of every tenant whose next check has come, soonest first', async () => {
+      const mine = await connection(a);
+      const theirs = await connection(b);
+      const [d1, d2] = [domain(), domain()];
+      await c.store.sso.addDomains(tid(mine), mine, claims(d1), T0);
+      await c.store.sso.addDomains(tid(theirs), theirs, claims(d2), T0);
+      await c.store.sso.updateDomainClaim(tid(theirs), theirs, d2, { nextCheckAt: at(30 * MINUTE) });
+      const due = (await c.store.sso.domainClaimsDue(at(HOUR), 1000)).filter((x) => x.domain === d1 || x.domain === d2);
+      assert.deepEqual(due, [
+        { tenantId: b.id, connectionId: theirs, domain: d2 },
+        { tenantId: a.id, connectionId: mine, domain: d1 },
+      ]);
+      assert.ok(!(await c.store.sso.domainClaimsDue(at(HOUR - 1), 1000)).some((x) => x.domain === d1), 'not before its time');
+      const claim = await c.store.sso.findDomainClaim(tid(mine), mine, d1);
+      assert.deepEqual(claim?.challengeHash && Buffer.from(claim.challengeHash), sha256(`value of ${d1}`));
+    });
+
+    it('of one domain proven by many connections at once, one wins', async () => {
       const contenders = await Promise.all(Array.from({ length: RACERS }, (_, i) => connection(i % 2 ? a : b)));
       const d = domain();
-      const winner = oneWinsOthersDuplicate(
-        await race(RACERS, (i) => c.store.sso.addDomains(tid(contenders[i]!), contenders[i]!, [d], T0)),
-        'sso.domain',
-      );
+      for (const id of contenders) await c.store.sso.addDomains(tid(id), id, claims(d), T0);
+      const winner = oneWinsOthersDuplicate(await race(RACERS, (i) => prove(contenders[i]!, d)), 'sso.domainProven');
       assert.equal((await c.store.sso.connectionForDomain(d))?.id, contenders[winner]);
     });
 
@@ -375,8 +421,8 @@ for (const engine of engines()) {
       const kept = await connection(a);
       const u = await newUser(c.store, a.id);
       const d = domain();
-      await c.store.sso.addDomains(tid(gone), gone, [d], T0);
-      await c.store.sso.addDomains(tid(kept), kept, [domain()], T0);
+      await c.store.sso.addDomains(tid(gone), gone, claims(d), T0);
+      await c.store.sso.addDomains(tid(kept), kept, claims(domain()), T0);
       for (const id of [gone, kept]) {
         await c.store.sso.addTesters(tid(id), id, ['t@x.example'], T0);
         await c.store.sso.insertCertificates(a.id, [certificate(id)]);
@@ -395,7 +441,7 @@ for (const engine of engines()) {
       assert.deepEqual(await c.store.sso.findIdentity(kept, 'n@idp'), { userId: u.id });
       assert.equal(await c.store.sso.useAssertion(kept, '_a', at(HOUR)), false, 'the other’s used assertions stay');
       // its domain may be claimed again
-      await c.store.sso.addDomains(tid(kept), kept, [d], T0);
+      await c.store.sso.addDomains(tid(kept), kept, claims(d), T0);
     });
 
     it('purgeExpired forgets expired requests and used assertions, and counts them', async () => {

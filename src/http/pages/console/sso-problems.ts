@@ -41,12 +41,11 @@ export const SSO_RULES: readonly Rule[] = [
     }),
   },
   {
-    code: 'CONFLICT',
-    message: /^(.+) is already served by another SSO connection/,
-    words: ({ groups: [what] }) => ({
-      title: 'The domain is taken',
-      message: `${what} is already served by another single sign-on connection: a domain belongs to one connection in the whole service.`,
-      advice: 'Remove it from your other connection first. If another organisation holds it, contact the service’s support.',
+    code: 'BAD_USER_INPUT',
+    message: /^the connection does not claim (.+): add it to the connection first/,
+    words: ({ groups: [domain] }) => ({
+      message: `The connection does not serve ${domain}.`,
+      advice: 'Add the domain first, then ask for its value and check it.',
     }),
   },
   {

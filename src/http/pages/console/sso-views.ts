@@ -12,6 +12,7 @@ import {
   type SsoConnectionStatus,
 } from '../../../sso/model.js';
 import type { Session } from '../../../sessions/model.js';
+import type { DomainProofStatus, ShownDomainProof } from '../../../sso/domain-proof.js';
 import { html, type Html } from '../html.js';
 import { csrfField } from '../page-kit.js';
 import { alert, noticeOf, type View, when } from './layout.js';
@@ -26,7 +27,7 @@ import {
   ssoListPath,
 } from './paths.js';
 import type { Problem } from './problems.js';
-import { valuesToPaste } from './sso-wizard.js';
+import { copyable, valuesToPaste } from './sso-wizard.js';
 
 type TenantRef = { id: string; name: string };
 
@@ -78,7 +79,7 @@ ${connections.map(
   (c) => html`<tr>
 <th scope="row"><a href="${connectionPath(SSO_CONNECTION_PATH, tenant.id, c.id)}">${c.name}</a></th>
 <td data-label="Status">${c.status}</td>
-<td data-label="Domains">${c.domains.join(', ')}</td>
+<td data-label="Domains">${domainsWithStatus(c)}</td>
 <td data-label="Certificate valid until">${expiryWarning(c, now) || when(currentCertificate(c, now)?.expiresAt ?? null, 'no certificate yet')}</td>
 </tr>
 `,
@@ -123,6 +124,67 @@ ${
 </section>`;
 }
 
+/** The domains, each not proven marked with its status (only proven ones route people). */
+function domainsWithStatus(c: SsoConnection): string {
+  return c.domainProofs.map((d) => (d.status === 'proven' ? d.domain : `${d.domain} (${d.status})`)).join(', ');
+}
+
+/** A domain's status, in the person's words. */
+const PROOF_WORDS: Record<DomainProofStatus, string> = {
+  pending: 'Pending: not proven yet, so nobody in it is sent to the identity provider.',
+  proven: 'Proven: people in it sign in through this connection.',
+  lost: 'Lost: its DNS record was not found for the grace period; nobody in it is sent to the identity provider until it is found again.',
+};
+
+/** The domains with their proofs by DNS: status, what the last check found, the record to
+ *  publish (its value only in the answer that issued it), check now, a new value, remove. */
+function domainsPart(
+  o: { session: Session; tenant: TenantRef; c: SsoConnection },
+  proofs: readonly ShownDomainProof[],
+  failed: { problem: Problem; typed?: string | undefined } | undefined,
+): Html {
+  const issued = proofs.filter((d) => d.value !== null);
+  return html`<section aria-labelledby="domains-heading" id="domains">
+<h2 id="domains-heading">Domains</h2>
+${alert(failed?.problem)}
+<p>A domain routes people to the identity provider only once it is <strong>proven</strong>: publish a DNS record of type TXT named <code>_gatehouse-challenge.</code> followed by the domain, holding the value this page shows once when you ask for one (<em>Show a new value</em>), then <em>Check now</em>. Each domain is checked again regularly; a proven one whose record is no longer found stops routing after a grace period.</p>
+${issued.map(
+  (
+    d,
+  ) => html`<div class="notice" role="status"><p><strong>Publish this DNS record for ${d.domain}.</strong> The value is shown only now: copy it before you leave this page (you can ask for a new one).</p>
+${copyable(`txt-name-${d.domain}`, `record name for ${d.domain}`, d.recordName, 'Name (host). Some DNS hosts add the domain themselves: then enter only the part before it.')}
+<p>Type: <strong>TXT</strong></p>
+${copyable(`txt-value-${d.domain}`, `record value for ${d.domain}`, d.value ?? '', 'Value (content), exactly as shown.')}
+</div>`,
+)}
+<div class="scroll"><table class="stack">
+<caption>Domains of the connection and their proof by DNS</caption>
+<thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">Last checked</th><th scope="col">Actions</th></tr></thead>
+<tbody>${proofs.map(
+    (d) =>
+      html`<tr><th scope="row"><code>${d.domain}</code></th><td data-label="Status"><strong>${d.status}</strong>. ${PROOF_WORDS[d.status]}${
+        d.provenElsewhere ? html` Another connection has proven this domain: it routes there.` : ''
+      }${d.checkError ? html`<br><span class="hint">${d.checkError}</span>` : ''}</td><td data-label="Last checked">${when(d.checkedAt)}</td><td class="row-actions">${change(
+        o,
+        { change: 'checkDomain', value: d.domain },
+        html`Check now<span class="visually-hidden"> ${d.domain}</span>`,
+        'link',
+      )}${change(o, { change: 'regenerateDomain', value: d.domain }, html`Show a new value<span class="visually-hidden"> for ${d.domain}</span>`, 'link')}${change(
+        o,
+        { change: 'removeDomain', value: d.domain },
+        html`Remove<span class="visually-hidden"> ${d.domain}</span>`,
+        'link',
+      )}</td></tr>`,
+  )}</tbody>
+</table></div>
+<form class="fields" method="post" action="${SSO_EDIT_PATH}">${csrfField(o.session)}<input type="hidden" name="tenant" value="${o.tenant.id}"><input type="hidden" name="connection" value="${o.c.id}"><input type="hidden" name="change" value="addDomain">
+<label for="domains-new">Add a domain</label>
+<div class="inline"><input id="domains-new" name="value" type="text" required value="${failed?.typed ?? ''}" aria-describedby="domains-hint"><button type="submit">Add</button></div>
+<p id="domains-hint" class="hint">Like acme.com, without @. It is pending until proven by its DNS record: once added, ask for its value with <em>Show a new value</em>. A connection keeps at least one domain.</p>
+</form>
+</section>`;
+}
+
 export interface ConnectionPageParts {
   /** the IdP form (sso-wizard.ts idpForm), with its check and problem */
   idp: Html;
@@ -135,6 +197,8 @@ export function connectionPage(o: {
   tenant: TenantRef;
   c: SsoConnection;
   sp: SpParameters;
+  /** the domains with their proofs (SsoService.domainProofs) */
+  proofs: readonly ShownDomainProof[];
   now: Date;
   notice: string | undefined;
   parts: ConnectionPageParts;
@@ -150,7 +214,7 @@ export function connectionPage(o: {
     body: html`${noticeOf(o.notice)}
 <dl class="facts">
 <dt>Status</dt><dd><strong>${c.status}</strong>. ${STATUS_WORDS[c.status]}</dd>
-<dt>Domains</dt><dd>${c.domains.join(', ')}</dd>
+<dt>Domains</dt><dd>${domainsWithStatus(c)}</dd>
 ${c.idpEntityId ? html`<dt>IdP entity ID</dt><dd><code>${c.idpEntityId}</code></dd>` : ''}
 ${c.signInEndpoint ? html`<dt>Sign-in URL</dt><dd><code>${c.signInEndpoint}</code></dd>` : ''}
 </dl>
@@ -176,21 +240,7 @@ ${p?.of === 'status' ? alert(p.problem) : ''}
 <div class="actions">${moves.map((s) => change(ctx, { change: 'status', status: s }, html`${MOVE_LABEL[s]}`, 'secondary'))}</div></section>`
       : ''
 }
-${valueList(
-  ctx,
-  {
-    id: 'domains',
-    heading: 'Domains',
-    values: c.domains,
-    add: 'addDomain',
-    remove: 'removeDomain',
-    label: 'Add a domain',
-    hint: 'Like acme.com, without @. A domain belongs to one connection in the whole service. A connection keeps at least one.',
-    empty: 'No domains.',
-    type: 'text',
-  },
-  p?.of === 'domains' ? p : undefined,
-)}
+${domainsPart(ctx, o.proofs, p?.of === 'domains' ? p : undefined)}
 ${valueList(
   ctx,
   {

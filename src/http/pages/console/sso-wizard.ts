@@ -38,7 +38,7 @@ export function newConnectionForm(o: { session: Session; tenant: TenantRef; valu
 <p id="name-hint" class="hint">For you, for example “Acme Okta”.</p>
 <label for="domains">E-mail domains</label>
 <textarea id="domains" name="domains" rows="3" required aria-describedby="domains-hint">${v.domains}</textarea>
-<p id="domains-hint" class="hint">One a line, like <code>acme.com</code> (without @). Everyone with an address there will sign in through this connection once it is enabled.</p>
+<p id="domains-hint" class="hint">One a line, like <code>acme.com</code> (without @). Everyone with an address there will sign in through this connection once it is enabled and the domain is proven by a DNS record (the connection’s page shows it).</p>
 <label for="testers">Testers (optional)</label>
 <textarea id="testers" name="testers" rows="3" aria-describedby="testers-hint">${v.testers}</textarea>
 <p id="testers-hint" class="hint">E-mail addresses, one a line, in the domains above. While the connection is being tested, only they sign in through it. You can add them later.</p>
@@ -48,7 +48,7 @@ export function newConnectionForm(o: { session: Session; tenant: TenantRef; valu
 }
 
 /** One value to paste at the IdP, with its copy button (the copy script shows it). */
-function copyable(id: string, label: string, value: string, hint: string): Html {
+export function copyable(id: string, label: string, value: string, hint: string): Html {
   return html`<label for="${id}">${label}</label>
 <div class="copyable"><input id="${id}" type="text" class="mono" readonly value="${value}" spellcheck="false" aria-describedby="${id}-hint"><button type="button" class="copy" data-copy="${id}" hidden>Copy<span class="visually-hidden"> ${label}</span></button></div>
 <p id="${id}-hint" class="hint">${hint}</p>

@@ -67,6 +67,8 @@ const CHANGES: Record<string, (value: string) => Partial<UpdateSsoConnectionInpu
 
 /** Which part of the connection's page a change's failure is shown in. */
 const PART_OF: Record<string, 'domains' | 'testers' | 'name' | 'certificates'> = {
+  checkDomain: 'domains',
+  regenerateDomain: 'domains',
   name: 'name',
   removeCertificate: 'certificates',
   addDomain: 'domains',
@@ -93,11 +95,13 @@ export function ssoPages(c: ConsoleKit) {
     t: InTenant,
     conn: SsoConnection,
     o: {
+      /** the notice of this answer (not one left in the session) */
+      notice?: string;
       idp?: { values?: IdpValues; checked?: Awaited<ReturnType<typeof services.sso.inspect>>; problem?: Problem };
       problem?: ConnectionPageParts['problem'];
     } = {},
   ) => {
-    const notice = status === 200 && !o.idp?.checked ? await c.takeNotice(t) : undefined;
+    const notice = o.notice ?? (status === 200 && !o.idp?.checked ? await c.takeNotice(t) : undefined);
     const idp = idpForm({
       session: t.session,
       tenant: t.tenant,
@@ -113,6 +117,7 @@ export function ssoPages(c: ConsoleKit) {
       tenant: t.tenant,
       c: conn,
       sp: services.sso.parameters(conn),
+      proofs: services.sso.domainProofs(conn),
       now: t.now,
       notice,
       parts: { idp, ...(o.problem ? { problem: o.problem } : {}) },
@@ -144,7 +149,7 @@ export function ssoPages(c: ConsoleKit) {
           domains: lines(values.domains),
           testers: lines(values.testers),
         });
-        const notice = `Connection ${made.name} created. Now give your identity provider the values below.`;
+        const notice = `Connection ${made.name} created. Now give your identity provider the values below, and prove your domains (under Domains: ask for each one’s DNS value).`;
         return await c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, made.id, '#sp-values'));
       } catch (err) {
         const problem = c.formProblem(err, req, reply, t.tenant);
@@ -189,6 +194,22 @@ export function ssoPages(c: ConsoleKit) {
         if (kind === 'idp') {
           const before = await services.sso.get(t.caller, id);
           input = { id, samlConfiguration: samlOf(values, before) };
+        } else if (kind === 'regenerateDomain' || kind === 'checkDomain') {
+          if (value === '') throw badInput('Choose a domain from the page.', { field: 'value' });
+          if (kind === 'regenerateDomain') {
+            // the new value is shown in this answer only (never left in the session): no redirect
+            const renewed = await services.sso.regenerateDomainChallenge(t.caller, id, value);
+            return await showPage(reply, 200, t, renewed, {
+              notice: `A new value for ${value}: publish it as shown below. The previous value no longer proves the domain.`,
+            });
+          }
+          const checked = await services.sso.checkDomainNow(t.caller, id, value);
+          const proof = checked.domainProofs.find((d) => d.domain === value);
+          notice =
+            proof?.status === 'proven'
+              ? `${value} is proven: people in it sign in through this connection.`
+              : `${value} is not proven (${proof?.status ?? 'unknown'})${proof?.checkError ? `: ${proof.checkError}` : ''}.`;
+          return await c.done(reply, t, notice, connectionPath(SSO_CONNECTION_PATH, t.tenant.id, id, '#domains'));
         } else if (kind === 'status') {
           const status = STATUSES.find((s) => s === text(form.status));
           if (!status) throw badInput('Choose a status from the page.', { field: 'status' });
