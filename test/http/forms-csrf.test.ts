@@ -594,7 +594,11 @@ for (const engine of transportEngines()) {
         '/console/account/email': {
           prepare: async () => {
             count = await events('user.email_change_requested');
-            return { client: person.client, page: await person.client.get('/console/account'), fields: { email: `forms-new-${Date.now()}@example.test` } };
+            return {
+              client: person.client,
+              page: await person.client.get('/console/account'),
+              fields: { email: `forms-new-${Date.now()}@example.test` },
+            };
           },
           unchanged: async () => assert.equal(await events('user.email_change_requested'), count),
           acts: 303,
