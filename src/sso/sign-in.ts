@@ -24,6 +24,7 @@ import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
 import { addUser } from '../users/creation.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
+import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
 import type { Profile } from '@node-saml/node-saml';
 import {
@@ -41,7 +42,7 @@ import type { SamlRequestRow, SsoStore } from './store.js';
 
 export interface SsoSignInStores {
   sso: SsoStore;
-  users: Pick<UserStore, 'findUser' | 'findUserByEmail' | 'findProvenUser' | 'insertUser' | 'insertRoleAssignments'>;
+  users: Pick<UserStore, 'findUser' | 'findUsersByEmail' | 'findProvenUser' | 'insertUser' | 'insertRoleAssignments'>;
   tenants: Pick<TenantStore, 'findScope' | 'findTenant'>;
   audit: AuditStore;
   /** who began a test sign-in (its request names their session) */
@@ -138,8 +139,9 @@ export class SsoSignInService {
     if (!domain) return undefined;
     const connection = await this.store.sso.connectionForDomain(domain);
     if (!connection || !admits(connection, key)) return undefined;
-    const user = await this.store.users.findUserByEmail(key);
-    if (user && !(await this.belongs(user.tenantId, connection))) return undefined;
+    const account = await this.accountFor(this.store, key, connection);
+    if (account.kind === 'elsewhere') return undefined;
+    const user = account.kind === 'own' ? account.user : undefined;
     // a connection that cannot sign anyone in now (its certificates expired) does not lock out
     // those who have a password, its Administrators among them; the others are told why
     if (!configured(connection, this.clock.now()) && user?.passwordSet) return undefined;
@@ -398,6 +400,24 @@ export class SsoSignInService {
     );
   }
 
+  /**
+   * The account an address has for a connection: one of the connection's tenant (or below), to
+   * link; `elsewhere`, when an account of another tenant has PROVEN the address (never taken over,
+   * and it keeps its own sign-in); or none. An account elsewhere that nobody proved blocks nothing
+   * (docs/users.md, the squatting rule): it must not keep a domain's owner from its own IdP.
+   */
+  private async accountFor(
+    stores: Pick<SsoSignInStores, 'users' | 'tenants'>,
+    key: string,
+    connection: SsoConnection,
+  ): Promise<{ kind: 'own'; user: User } | { kind: 'elsewhere' } | { kind: 'none' }> {
+    for (const user of await stores.users.findUsersByEmail(key)) {
+      if (await this.belongs(user.tenantId, connection, stores.tenants)) return { kind: 'own', user };
+      if (user.emailStatus === 'verified') return { kind: 'elsewhere' };
+    }
+    return { kind: 'none' };
+  }
+
   /** Whether a user whose home is `tenantId` belongs to the connection's tenant (it or below). */
   private async belongs(tenantId: string, connection: SsoConnection, tenants = this.store.tenants): Promise<boolean> {
     if (tenantId === connection.tenantId) return true;
@@ -431,9 +451,10 @@ export class SsoSignInService {
       if (!user || user.disabledAt) return { kind: 'refused', why: 'disabled', userId: known.userId, ...(user ? { email: user.email } : {}) };
       return { kind: 'linked', userId: user.id, email: user.email };
     }
-    const existing = await stores.users.findUserByEmail(key);
-    if (!existing) return { kind: 'create', email: nameId };
-    if (!(await this.belongs(existing.tenantId, connection, stores.tenants))) return { kind: 'refused', why: 'other-organisation' };
+    const account = await this.accountFor(stores, key, connection);
+    if (account.kind === 'none') return { kind: 'create', email: nameId };
+    if (account.kind === 'elsewhere') return { kind: 'refused', why: 'other-organisation' };
+    const existing = account.user;
     if (existing.disabledAt) return { kind: 'refused', why: 'disabled', userId: existing.id, email: existing.email };
     return { kind: 'link', userId: existing.id, email: existing.email };
   }

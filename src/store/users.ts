@@ -134,6 +134,17 @@ export function userStore(db: Kysely<Database>): UserStore {
           .executeTakeFirst(),
       ),
 
+    findUsersByEmail: async (key) =>
+      withAssignments(
+        await selectUsers()
+          .where('email_normalized', '=', key)
+          .where('email_superseded_at', 'is', null)
+          .orderBy(sql`email_verified_at is null`)
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute(),
+      ),
+
     findProvenUser: async (key) =>
       one(await selectUsers().where('email_normalized', '=', key).where('email_verified_at', 'is not', null).executeTakeFirst()),
 

@@ -56,6 +56,9 @@ export interface UserStore {
   findUser(id: string): Promise<User | undefined>;
   /** The address's sign-in account: the one that proved it, else the oldest not superseded. */
   findUserByEmail(emailNormalized: string): Promise<User | undefined>;
+  /** Every account with the address that has not given way, in findUserByEmail's order (the
+   *  proven one first, then the oldest): at most one per tenant. */
+  findUsersByEmail(emailNormalized: string): Promise<User[]>;
   /** The account that proved the address, in any tenant. */
   findProvenUser(emailNormalized: string): Promise<User | undefined>;
   /** Serializes changes to the users of one tenant until the transaction ends (two administrators

@@ -275,8 +275,10 @@ for (const engine of transportEngines()) {
         const client = new PageClient(t);
         assert.equal((await signIn(client, `new.person@${DOMAIN}`)).status, 303);
         assert.equal(await whoIsSignedIn(client), `new.person@${DOMAIN}`);
-        // an account made elsewhere with an address in the domain is not taken over by the connection
+        // an account made elsewhere with an address in the domain, proven (a mailed link), is not
+        // taken over by the connection
         await signedInUser(t, `outsider@${DOMAIN}`);
+        await t.db.kysely.updateTable('users').set({ email_verified_at: new Date() }).where('email_normalized', '=', `outsider@${DOMAIN}`).execute();
         const outsider = new PageClient(t);
         assert.match(await typeAddress(outsider, `outsider@${DOMAIN}`), /Enter your password/);
         const location = await toIdp(new PageClient(t), `colleague@${DOMAIN}`);
@@ -284,6 +286,31 @@ for (const engine of transportEngines()) {
         const acs = await postBack(outsider, await idp.respond(location));
         assert.equal(acs.status, 403);
         assert.match(acs.text, /exists in another organisation/);
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
+    it("a squatter's unproven account elsewhere keeps nobody from the domain's IdP: /login goes there, and the sign-in makes the connection's tenant its own account", async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const squatters = await createTenant(t, '1', { name: 'SSO squatters' });
+        await signedInUser(t, `squatted@${DOMAIN}`, { tenant: squatters });
+        const client = new PageClient(t);
+        // signIn: /login sends the address on to the IdP (toIdp asserts it), the ACS accepts
+        assert.equal((await signIn(client, `squatted@${DOMAIN}`)).status, 303);
+        assert.equal(await whoIsSignedIn(client), `squatted@${DOMAIN}`);
+        const accounts = await t.db.kysely
+          .selectFrom('users')
+          .select(['tenant_id', 'email_verified_at'])
+          .where('email_normalized', '=', `squatted@${DOMAIN}`)
+          .orderBy('created_at')
+          .execute();
+        assert.deepEqual(
+          accounts.map((a) => String(a.tenant_id)),
+          [squatters, tenant],
+          "the squatter's account stays as it was; the sign-in made one in the connection's tenant",
+        );
       } finally {
         await setStatus({ status: 'Testing' });
       }
@@ -394,6 +421,14 @@ for (const engine of transportEngines()) {
         email: 'decide-renamed@elsewhere.test',
       });
       await t.db.kysely.deleteFrom('sso_identities').where('name_id', '=', `decide-taken@${DOMAIN}`).execute();
+      // an account of another organisation that nobody proved blocks nothing (docs/users.md, the
+      // squatting rule): the connection's tenant gets its own; a proven one is never taken over
+      assert.deepEqual(await sso.decide(stores, enabled, `decide-taken@${DOMAIN}`), { kind: 'create', email: `decide-taken@${DOMAIN}` });
+      await t.db.kysely
+        .updateTable('users')
+        .set({ email_verified_at: new Date() })
+        .where('email_normalized', '=', `decide-taken@${DOMAIN}`)
+        .execute();
       assert.deepEqual(await sso.decide(stores, enabled, `decide-taken@${DOMAIN}`), { kind: 'refused', why: 'other-organisation' });
       await t.db.kysely.updateTable('users').set({ disabled_at: new Date() }).where('id', '=', member).execute();
       assert.deepEqual(await sso.decide(stores, enabled, `decide-member@${DOMAIN}`), {
