@@ -123,8 +123,10 @@ for (const engine of engines()) {
       const outside = await answerFor(VICTIM, { nameId: 'someone@elsewhere.test' });
       assert.equal((await postBack(t, new PageClient(t), connection, outside)).acs.status, 403);
       assert.equal(await isUsed(t, connection, outside.assertionId), true, 'domain not served');
-      // an account of another tenant (refused inside the sign-in's transaction, which rolls back)
+      // an account of another tenant that proved the address (refused inside the sign-in's
+      // transaction, which rolls back)
       await signedInUser(t, `elsewhere@${DOMAIN}`);
+      await t.db.kysely.updateTable('users').set({ email_verified_at: new Date() }).where('email_normalized', '=', `elsewhere@${DOMAIN}`).execute();
       const taken = await answerFor(VICTIM, { nameId: `elsewhere@${DOMAIN}` });
       const res = await postBack(t, new PageClient(t), connection, taken);
       assert.equal(res.acs.status, 403);
