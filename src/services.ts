@@ -137,7 +137,7 @@ export function createServices(deps: {
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
     sessions,
-    device: new DeviceService(store, clock),
+    device: new DeviceService(store, clock, mail),
     sso: new SsoService(store, clock, {
       baseUrl: config.baseUrl,
       environment: config.region,
@@ -145,7 +145,15 @@ export function createServices(deps: {
       allowPrivateUrls: config.ssoAllowPrivateUrls,
     }),
     // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
-    signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName }),
+    signIn: new SignInService(
+      store,
+      sessions,
+      ssoSignIn,
+      box,
+      clock,
+      { issuer: config.vendorName, baseUrl: config.baseUrl, resetTtlSeconds: config.passwordResetTtlSeconds },
+      mail,
+    ),
     ssoSignIn,
     audit: new AuditService(store, clock),
     mail,

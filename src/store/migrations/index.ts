@@ -20,6 +20,7 @@ import { revokedTokens } from './20261130T1000-revoked-tokens.js';
 import { auditTrail } from './20261130T1200-audit-trail.js';
 import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
 import { mailOutbox } from './20261201T0900-mail-outbox.js';
+import { passwordReset } from './20261202T0900-password-reset.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '20261130T1200-audit-trail': auditTrail,
   '20261130T1210-process-heartbeats': processHeartbeats,
   '20261201T0900-mail-outbox': mailOutbox,
+  '20261202T0900-password-reset': passwordReset,
 };
