@@ -937,19 +937,22 @@ export class SignInService {
     return fresh;
   }
 
-  /** Queues a security notice to the account's address (mail/templates.ts), in `tx`: the change's transaction. */
+  /** Queues a security notice to the account's address (mail/templates.ts), in `tx`: the change's
+   *  transaction. The passkeys' use cases call it with 'passkey_added' / 'passkey_removed' and the
+   *  passkey's name as `detail`. */
   private async notice(
     tx: Pick<SignInStores, 'mail' | 'tenants'>,
     user: { tenantId: string; email: string },
     template: NoticeTemplate,
     by: NoticeBy,
     attempt?: Attempt,
+    detail?: string,
   ): Promise<void> {
     await this.mailer.send(tx, {
       to: user.email,
       tenantId: user.tenantId,
       tenantName: await this.tenantName(tx, user.tenantId),
-      mail: { template, at: this.clock.now(), by, address: attempt?.address, userAgent: attempt?.userAgent },
+      mail: { template, at: this.clock.now(), by, address: attempt?.address, userAgent: attempt?.userAgent, detail },
     });
   }
 

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { canonicalUserCode } from '../../src/device/model.js';
 import { smtpTransport } from '../../src/mail/transports.js';
+import { RESET_ANSWER_MS } from '../../src/signin/service.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -162,11 +163,17 @@ for (const engine of engines()) {
       const known = 'known@example.com';
       await signedInUser(t, known);
       const from = await mark();
-      const a = await requestReset(known, '198.51.100.30');
-      const b = await requestReset('nobody-here@example.com', '198.51.100.31');
+      const timed = async (email: string, address: string) => {
+        const started = performance.now();
+        const res = await requestReset(email, address);
+        return { res, ms: performance.now() - started };
+      };
+      const { res: a, ms: knownMs } = await timed(known, '198.51.100.30');
+      const { res: b, ms: unknownMs } = await timed('nobody-here@example.com', '198.51.100.31');
       assert.equal(a.status, 200);
-      assert.equal(b.status, b.status);
       assert.equal(a.status, b.status);
+      // both answered no sooner than RESET_ANSWER_MS: the work for a real account is hidden under it
+      assert.ok(knownMs >= RESET_ANSWER_MS && unknownMs >= RESET_ANSWER_MS, `${knownMs} ms, ${unknownMs} ms`);
       const strip = (s: string) => s.replace(/value="[A-Za-z0-9_-]{43}"/g, '').replace(/nonce="[^"]*"/g, '');
       assert.equal(strip(a.text), strip(b.text), 'the same page');
       assert.match(a.text, /If an account signs in with a password at this address/);
