@@ -342,6 +342,50 @@ for (const engine of engines()) {
       assert.equal((await followReset(link)).res.status, 400, 'the reset link died with the password');
     });
 
+    it('one link used from 10 browsers at once: one new password, one notice; 5 password changes at once: one, one notice', async () => {
+      const email = 'race@example.com';
+      const { key } = await signedInUser(t, email);
+      const link = await mailedResetLink(email);
+      // 10 browsers at the reset step with the same link, then all posting at once
+      const opened = await Promise.all(
+        Array.from({ length: 10 }, async (_, i) => {
+          const b = new PageClient(t, 'gatehouse_session', `198.51.100.${40 + i}`);
+          assert.equal((await b.get(link)).status, 303);
+          return { b, page: await b.get('/login') };
+        }),
+      );
+      const from = await mark();
+      const answers = await Promise.all(
+        opened.map(({ b, page }, i) =>
+          b.post('/login', { _csrf: b.csrf(page), password: `${NEW_PASSWORD} ${i}`, confirmation: `${NEW_PASSWORD} ${i}` }),
+        ),
+      );
+      assert.equal(answers.filter((r) => r.status === 303).length, 1, 'one use');
+      assert.equal(answers.filter((r) => r.status === 400 && /no longer works/.test(r.text)).length, 9);
+      const notices = await deliver(email, from);
+      assert.equal(notices.length, 1, 'one notice, for the one change');
+
+      // the password changes at once from one current password: one wins, one notice
+      const winner = answers.findIndex((r) => r.status === 303);
+      const current = `${NEW_PASSWORD} ${winner}`;
+      const { res: signedIn, b: other } = await signIn(email, current, nextCode(key), '203.0.113.90');
+      assert.equal(signedIn.status, 303, signedIn.text);
+      const page = await other.get('/console/account');
+      const mark2 = await mark();
+      const changes = await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          other.post('/console/account/password', {
+            _csrf: other.csrf(page),
+            current,
+            password: `changed at once ${i} xyz`,
+            confirmation: `changed at once ${i} xyz`,
+          }),
+        ),
+      );
+      assert.equal(changes.filter((r) => r.status === 303).length, 1, changes.map((r) => r.status).join(','));
+      assert.equal((await deliver(email, mark2)).length, 1, 'one notice');
+    });
+
     it('no reset link in clear in the outbox table, the audit trail or the logs', async () => {
       assert.ok(links.length >= 5, `links seen: ${links.length}`);
       const outbox = JSON.stringify(await t.db.kysely.selectFrom('mail_outbox').selectAll().execute());
