@@ -137,7 +137,7 @@ export function createServices(deps: {
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
     sessions,
-    device: new DeviceService(store, clock),
+    device: new DeviceService(store, clock, mail),
     sso: new SsoService(store, clock, {
       baseUrl: config.baseUrl,
       environment: config.region,
@@ -148,7 +148,15 @@ export function createServices(deps: {
       domainGraceHours: config.ssoDomainGraceHours,
     }),
     // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
-    signIn: new SignInService(store, sessions, ssoSignIn, box, clock, { issuer: config.vendorName, baseUrl: config.baseUrl }),
+    signIn: new SignInService(
+      store,
+      sessions,
+      ssoSignIn,
+      box,
+      clock,
+      { issuer: config.vendorName, baseUrl: config.baseUrl, resetTtlSeconds: config.passwordResetTtlSeconds },
+      mail,
+    ),
     ssoSignIn,
     audit: new AuditService(store, clock),
     mail,

@@ -46,6 +46,10 @@ export const ATTEMPT_RULES = {
   browser: { free: 5, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** wrong device user codes from one address */
   userCode: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** password reset requests from one address, whatever the account (each may queue a mail) */
+  resetAddress: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
+  /** password reset requests for one e-mail address, from anywhere: a mailbox is not flooded */
+  resetAccount: { free: 3, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** device logins started from one address (each writes a row, unauthenticated) */
   deviceStart: { free: 30, after: 'doubling', resetSeconds: QUIET_SECONDS },
 } as const satisfies Record<string, AttemptRule>;

@@ -153,6 +153,12 @@ export const SETTINGS = {
     default: 259_200,
     description: "how long a new user's one-time set-up link works, in seconds (3 days)",
   }),
+  passwordResetTtlSeconds: setting({
+    variable: 'GATEHOUSE_PASSWORD_RESET_TTL',
+    kind: integer(300, 86_400),
+    default: 1800,
+    description: "how long a password reset link (mailed from the sign-in page's 'Forgot your password?') works, in seconds (30 minutes)",
+  }),
   sessionIdleSeconds: setting({
     variable: 'GATEHOUSE_SESSION_IDLE',
     kind: integer(60, 7 * 86_400),

@@ -23,11 +23,17 @@ import {
 import type { DeviceStore } from './store.js';
 import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
+import type { MailSender } from '../mail/model.js';
+import type { MailOutboxStore } from '../mail/store.js';
+import type { TenantStore } from '../tenants/store.js';
 
 export interface DeviceStores extends AttemptStores {
   device: DeviceStore;
   audit: AuditStore;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
+  /** an approval's notice is queued with it (docs/users.md "Notices") */
+  mail: Pick<MailOutboxStore, 'insertMail'>;
+  tenants: Pick<TenantStore, 'findTenant'>;
 }
 
 /** A user code looked up: the authorization it names, or why not (errors.ts, Refusal). */
@@ -52,6 +58,7 @@ export class DeviceService {
   constructor(
     private readonly store: Transactional<DeviceStores>,
     private readonly clock: Clock,
+    private readonly mailer: MailSender,
   ) {
     this.gate = new AttemptGate(store, clock);
   }
@@ -152,6 +159,8 @@ export class DeviceService {
     approve: boolean,
     found?: DeviceAuthorization,
     request?: RequestInfo,
+    /** the approving browser's User-Agent, for the notice */
+    userAgent?: string,
   ): Promise<{ kind: 'done' } | Refusal> {
     const a = found?.userCode === userCode ? found : await this.pending(userCode);
     if (!a) return refusal(400, CODE_GONE);
@@ -170,6 +179,22 @@ export class DeviceService {
           { client_id: a.clientId, requested_from: a.requestedFrom },
         ),
       );
+      // every approval is told to the person (a device login hands out a token to act as them)
+      if (approve) {
+        await this.mailer.send(tx, {
+          to: user.email,
+          tenantId: user.tenantId,
+          tenantName: (await tx.tenants.findTenant(user.tenantId))?.name ?? `tenant ${user.tenantId}`,
+          mail: {
+            template: 'device_approved',
+            at: now,
+            by: 'self',
+            address: request?.address,
+            userAgent,
+            detail: `client ${a.clientId}${a.requestedFrom ? `, started from the address ${a.requestedFrom}` : ''}`,
+          },
+        });
+      }
       return true;
     });
     return decided ? { kind: 'done' } : refusal(400, CODE_GONE);

@@ -215,6 +215,9 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     pages.get('/login/setup', signIn.openSetup);
     pages.post('/login/setup', signIn.confirmSetup);
     pages.post('/login/setup/cancel', signIn.cancelSetup);
+    pages.get('/login/forgot', signIn.forgotForm);
+    pages.post('/login/forgot', signIn.requestReset);
+    pages.get('/login/reset', signIn.openReset);
     pages.post('/logout', signIn.logout);
 
     // device login, the browser's side (pages/device-pages.ts)

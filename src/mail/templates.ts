@@ -1,7 +1,9 @@
 // The messages the service sends, in plain text and HTML. Each template is a function of its data
 // and the brand (the product's name, GATEHOUSE_VENDOR_NAME, and the tenant's name); every value
-// interpolated into HTML is escaped. A new message (a password reset, a notice) is one more
-// member of MailTemplate and one more case below.
+// interpolated into HTML is escaped. A new message is one more member of MailTemplate and one
+// more case below. Security notices (docs/users.md "Notices") share one shape: what changed, when,
+// from where if known, and what to do if it was not the person; they never hold a secret or a link
+// that does anything.
 
 export type MailTemplate =
   /** a new account's one-time set-up link (createUser, the console's invite, `gatehouse users create`) */
@@ -9,7 +11,80 @@ export type MailTemplate =
   /** an account's sign-in was reset: a new set-up link (resetUserSignIn) */
   | { template: 'sign_in_reset'; setupUrl: string; expiresAt: Date }
   /** a person asked that their address become this one: the link confirms it (the account page) */
-  | { template: 'email_change'; confirmUrl: string; expiresAt: Date; currentEmail: string };
+  | { template: 'email_change'; confirmUrl: string; expiresAt: Date; currentEmail: string }
+  /** a person asked for a password reset at /login/forgot: the one-time link (signin/service.ts) */
+  | { template: 'password_reset'; resetUrl: string; expiresAt: Date }
+  /** a reset was asked for an account that has no password: how it signs in instead */
+  | { template: 'password_reset_unavailable'; reason: 'sso' | 'not_set_up' }
+  /** a security notice: something about the account's sign-in changed */
+  | Notice;
+
+/** The security notices (docs/users.md "Notices"). `passkey_added` and `passkey_removed` are
+ *  ready for the passkeys' use cases (queue them in the change's transaction, as the others). */
+export type NoticeTemplate =
+  | 'password_changed'
+  | 'totp_changed'
+  | 'recovery_codes_changed'
+  | 'email_changed'
+  | 'device_approved'
+  | 'passkey_added'
+  | 'passkey_removed';
+
+/** Who made a change a notice reports. */
+export type NoticeBy = 'self' | 'reset_link' | 'administrator';
+
+export interface Notice {
+  template: NoticeTemplate;
+  at: Date;
+  by: NoticeBy;
+  /** the client address and user agent of the request that made the change, where known */
+  address?: string | undefined;
+  userAgent?: string | undefined;
+  /** what the change is about, in words (never a secret): the new address, the device's client, the passkey's name */
+  detail?: string | undefined;
+}
+
+const NOTICE_SUBJECTS: Record<NoticeTemplate, string> = {
+  password_changed: 'Your password was changed',
+  totp_changed: 'Your authenticator app was changed',
+  recovery_codes_changed: 'Your recovery codes were replaced',
+  email_changed: 'Your e-mail address was changed',
+  device_approved: 'A device was signed in to your account',
+  passkey_added: 'A passkey was added to your account',
+  passkey_removed: 'A passkey was removed from your account',
+};
+
+function noticeWhat(n: Notice): string {
+  switch (n.template) {
+    case 'password_changed':
+      return n.by === 'reset_link'
+        ? 'The password of your account was changed with a password reset link mailed to this address. Your other sessions were signed out; your authenticator app was not changed.'
+        : 'The password of your account was changed. Your other sessions were signed out.';
+    case 'totp_changed':
+      return 'A new authenticator app was set up for your account: codes from any earlier one no longer work.';
+    case 'recovery_codes_changed':
+      return 'New recovery codes were made for your account: the earlier ones no longer work.';
+    case 'email_changed':
+      return `The e-mail address of your account was changed${n.detail ? ` to ${n.detail}` : ''}. Messages about the account now go there, and this address no longer signs in to it.`;
+    case 'device_approved':
+      return `A device login was approved for your account${n.detail ? ` (${n.detail})` : ''}: a command line or device now holds a token to act as you.`;
+    case 'passkey_added':
+      return `A passkey${n.detail ? ` (${n.detail})` : ''} was added to your account: it can now be used to sign in.`;
+    case 'passkey_removed':
+      return `A passkey${n.detail ? ` (${n.detail})` : ''} was removed from your account.`;
+  }
+}
+
+function noticeBy(by: NoticeBy): string {
+  switch (by) {
+    case 'self':
+      return 'It was done while signed in to your account.';
+    case 'reset_link':
+      return 'It was done with a password reset link.';
+    case 'administrator':
+      return 'It was done by an administrator of your organisation.';
+  }
+}
 
 export type MailTemplateName = MailTemplate['template'];
 
@@ -56,7 +131,53 @@ export function renderMail(m: MailTemplate, brand: Brand): RenderedMail {
         expiresAt: m.expiresAt,
         after: 'Until you do, nothing changes. If you did not ask for this, ignore this message.',
       });
+    case 'password_reset':
+      return linkMail(brand, {
+        subject: `Reset your password for ${brand.tenantName}`,
+        greeting: 'Hello,',
+        lead: `Someone asked to reset the password of your account at ${brand.tenantName} on ${brand.product}. Open this link to choose a new one:`,
+        url: m.resetUrl,
+        expiresAt: m.expiresAt,
+        after:
+          'Your authenticator app stays as it is: the next sign-in still asks for its code. A newer request replaces this link, and any change of your password makes it stop working. If you did not ask for this, ignore this message: your password stays as it is.',
+      });
+    case 'password_reset_unavailable':
+      return textMail(brand, `How you sign in to ${brand.tenantName}`, [
+        'Hello,',
+        `Someone asked to reset the password of your account at ${brand.tenantName} on ${brand.product}, but the account has no password to reset.`,
+        m.reason === 'sso'
+          ? "It signs in through your organisation's single sign-on: enter your address on the sign-in page and you are sent to your organisation's sign-in. For a forgotten password there, ask your organisation's IT support."
+          : 'Its set-up was not finished (or was reset by an administrator): open the set-up link you were sent, or ask your administrator for a new one.',
+        'If you did not ask for this, ignore this message: nothing changed.',
+      ]);
+    default:
+      return noticeMail(m, brand);
   }
+}
+
+function noticeMail(n: Notice, brand: Brand): RenderedMail {
+  const where = [n.address ? `from the address ${n.address}` : '', n.userAgent ? `with ${JSON.stringify(n.userAgent.slice(0, 200))}` : '']
+    .filter(Boolean)
+    .join(', ');
+  return textMail(brand, `${NOTICE_SUBJECTS[n.template]} (${brand.tenantName})`, [
+    'Hello,',
+    `${noticeWhat(n)}`,
+    `When: ${utc(n.at)}. ${noticeBy(n.by)}${where ? ` Request ${where}.` : ''}`,
+    `If this was not you, someone else may be able to sign in as you: reset your password at the sign-in page ("Forgot your password?") and tell your administrator of ${brand.tenantName} at once.`,
+  ]);
+}
+
+/** A message of paragraphs, no link. */
+function textMail(brand: Brand, subject: string, paragraphs: string[]): RenderedMail {
+  const text = [...paragraphs.flatMap((p) => [p, '']), `-- ${brand.product}`, ''].join('\n');
+  const html = `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
+<body style="font-family: sans-serif; line-height: 1.5">
+${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}
+<p>&mdash; ${escapeHtml(brand.product)}</p>
+</body></html>
+`;
+  return { subject, text, html };
 }
 
 function linkMail(brand: Brand, p: { subject: string; greeting: string; lead: string; url: string; expiresAt: Date; after: string }): RenderedMail {

@@ -16,6 +16,8 @@ export type SignInStep =
   | { step: 'enrol'; userId: string; since: string; pendingSecret?: string }
   /** a set-up link was opened: the first password is asked (the hex digest of the link's token) */
   | { step: 'setup'; userId: string; setupTokenHash: string }
+  /** a password reset link was opened: a new password is asked (the hex digest of the link's token) */
+  | { step: 'reset'; userId: string; resetTokenHash: string }
   /** the address belongs to an SSO connection: the person signs in at its IdP (docs/sso.md) */
   | { step: 'sso'; connectionId: string; email: string };
 

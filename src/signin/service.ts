@@ -12,6 +12,12 @@
 // at the e-mail or password step, signs a person in without a password (verified by the
 // authenticator, it counts as both factors). Its challenge lives in the session until answered,
 // once; its attempts are counted as codes are.
+// A forgotten password (docs/users.md "Forgotten password"): `requestReset` mails a one-time reset
+// link to an account that signs in with a password (a mail saying how it signs in to one without,
+// nothing to an address without an account), and answers the same, in the same time, whatever the
+// address; `openReset` and the 'reset' step set a new password; the second factor stays.
+// Every change of a password, authenticator or recovery codes queues a notice to the person in its
+// own transaction (mail/templates.ts, Notice).
 //
 // Nothing says whether an address has an account: an unknown address goes on to the password
 // step and fails there with the same words, after the same password-hashing work, under the same
@@ -37,6 +43,11 @@ import { hashPassword, verifyPassword } from '../users/password.js';
 import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
+import type { MailSender } from '../mail/model.js';
+import type { MailOutboxStore } from '../mail/store.js';
+import type { NoticeBy, NoticeTemplate } from '../mail/templates.js';
+import type { TenantStore } from '../tenants/store.js';
+import { resetUrl } from '../users/setup-link.js';
 import { RECOGNISED_DAYS } from './recognised-browser.js';
 import { CLAIMED_ELSEWHERE, ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -69,9 +80,26 @@ export interface SignInStores extends AttemptStores {
   passkeys: PasskeyStore;
   audit: AuditStore;
   /** a changed password or authenticator ends the person's other sessions */
-  sessions: Pick<SessionStore, 'deleteOtherUserSessions'>;
+  sessions: Pick<SessionStore, 'deleteOtherUserSessions' | 'deleteUserSessions'>;
   principals: Pick<PrincipalStore, 'findUserPrincipal'>;
+  /** reset links and notices are queued in the change's transaction */
+  mail: Pick<MailOutboxStore, 'insertMail'>;
+  tenants: Pick<TenantStore, 'findTenant'>;
 }
+
+export interface SignInSettings {
+  /** the product's name (TOTP issuer) */
+  issuer: string;
+  /** the service's public address, for the links mailed */
+  baseUrl: string;
+  /** how long a password reset link works (GATEHOUSE_PASSWORD_RESET_TTL) */
+  resetTtlSeconds: number;
+}
+
+/** A reset request is answered no sooner than this after it arrived, whatever the address: the
+ *  work for an account (a link stored, a mail queued) takes a few milliseconds that an address
+ *  without one does not, and the answer must not tell them apart. */
+export const RESET_ANSWER_MS = 300;
 
 /** Who is making an attempt: the client address, and the browser's recognition cookie if it sent one. */
 export interface Attempt {
@@ -79,6 +107,8 @@ export interface Attempt {
   browser?: string | undefined;
   /** the request's id, for the audit event of the attempt */
   requestId?: string | undefined;
+  /** the browser's User-Agent, for the notices of a change (cut to 200 characters) */
+  userAgent?: string | undefined;
 }
 
 /** A sign-in form as posted: the fields of whichever step's form (`submit` reads the step's). */
@@ -95,6 +125,8 @@ export type Outcome =
   /** every factor passed: the new session, the browser's recognition cookie (new or as it was),
    *  and the recovery codes to show once if just enrolled */
   | { kind: 'signedIn'; issued: IssuedSession; returnTo: string; browser: string; recoveryCodes?: string[] }
+  /** a reset link set a new password: the session is back at the e-mail step (sign in with it) */
+  | { kind: 'passwordReset' }
   /** the session's sign-in state does not allow this step (start again) */
   | { kind: 'restart' }
   /** the address signs in through an SSO connection: the browser goes to its IdP */
@@ -120,6 +152,15 @@ export type SsoContinuation =
   | { kind: 'confirm'; name: string }
   | Refusal;
 
+/** What opening a password reset link comes to. */
+export type ResetOpening =
+  /** the link does not hold (used, expired, replaced, the password changed since, the account disabled) */
+  | { kind: 'invalid' }
+  /** this browser is signed in: the person signs out first, then opens the link again */
+  | { kind: 'signedIn'; signedInAs: string }
+  /** a new anonymous session at the reset step */
+  | { kind: 'next'; issued: IssuedSession };
+
 /** What opening a set-up link comes to. */
 export type SetupOpening =
   /** the link does not hold (used, expired, mistyped, its user disabled) */
@@ -144,6 +185,12 @@ const PASSKEY_NOT_VERIFIED =
   'Your passkey did not verify you (no PIN, fingerprint or face was checked). Use a passkey that asks for one, or sign in with your password and code.';
 const PASSKEY_CLONED =
   'This passkey was refused: its signature counter went backwards, a sign that it was copied to another device. Sign in with your password and authenticator code, then remove this passkey on your account page and add it again. Your administrators can see the event.';
+/** where a sign-in with a recovery code lands when it was going nowhere in particular */
+const ACCOUNT_PAGE = '/console/account';
+/** where a sign-in was going, if anywhere */
+const goingTo = (session: Session): string | undefined => session.state.returnTo;
+const RESET_LINK_GONE =
+  'This password reset link no longer works: it was used, it expired, a newer one replaced it, or the password was changed since. Ask for a new one with "Forgot your password?".';
 /** looked up in place of an account that does not exist, so that it costs the same reads */
 const NO_USER = '00000000-0000-0000-0000-000000000000';
 
@@ -159,7 +206,8 @@ export class SignInService {
     private readonly sso: SsoSignInHalf,
     private readonly box: SealedBox,
     private readonly clock: Clock,
-    private readonly settings: { issuer: string; baseUrl: string },
+    private readonly settings: SignInSettings,
+    private readonly mailer: MailSender,
   ) {
     this.gate = new AttemptGate(store, clock);
     this.rp = relyingParty(settings.baseUrl, settings.issuer);
@@ -199,6 +247,8 @@ export class SignInService {
         return this.confirmEnrolment(session, form.code ?? '', attempt);
       case 'setup':
         return this.setPassword(session, form.password ?? '', form.confirmation ?? '');
+      case 'reset':
+        return this.resetPassword(session, form.password ?? '', form.confirmation ?? '', attempt);
     }
   }
 
@@ -327,9 +377,19 @@ export class SignInService {
       notice =
         left === 0
           ? 'You used your last recovery code. Ask an Administrator to reset your sign-in to get new ones, before you need one again.'
-          : `You used a recovery code: ${left} ${left === 1 ? 'is' : 'are'} left, each usable once.${left <= 3 ? ' Ask an Administrator to reset your sign-in soon to get new ones.' : ''}`;
+          : `You used a recovery code: ${left} ${left === 1 ? 'is' : 'are'} left, each usable once. Lost your authenticator app? Replace it now under "Your authenticator" below, with one more recovery code in place of the app's code; then make new recovery codes.`;
     }
-    return this.finish(session, user, attempt, reservation, notice);
+    // after a recovery code, the person lands on their account page (where the authenticator is
+    // replaced), unless the sign-in was on its way somewhere (a device approval, an OAuth client)
+    return this.finish(
+      session,
+      user,
+      attempt,
+      reservation,
+      notice,
+      { factor: 'second_factor' },
+      recovery && goingTo(session) === undefined ? ACCOUNT_PAGE : undefined,
+    );
   }
 
   /** The authenticator to enrol: made once per sign-in and kept, sealed, in the session until confirmed. */
@@ -367,6 +427,7 @@ export class SignInService {
       const since = new Date(step.since);
       if (!(await tx.signIn.enrolTotp(user.id, this.box.seal(base32, TOTP_CONTEXT), accepted, recoveryCodes.map(hashRecoveryCode), now, since)))
         return false;
+      // no notice: a first authenticator (at set-up, or after a reset, whose own mail told the person)
       await tx.audit.insertEvent(userEvent(user, now, 'user.totp_enrolled'));
       return true;
     });
@@ -470,6 +531,113 @@ export class SignInService {
   }
 
   /**
+   * "Forgot your password?": a reset link for the address's sign-in account, mailed (docs/users.md
+   * "Forgotten password"). Counted first, per client address and per address typed, before
+   * anything is looked up (a refusal says when to try again, whatever the address). Then the same
+   * reads for every address; a link and its mail only for an account that signs in with a
+   * password; a mail saying how it signs in for an active account without one; nothing otherwise.
+   * The answer comes no sooner than RESET_ANSWER_MS after the request, whatever was done.
+   */
+  async requestReset(rawEmail: string, attempt: Attempt): Promise<{ kind: 'requested' } | Refusal> {
+    const started = performance.now();
+    const key = emailKey(rawEmail);
+    if (key === '' || key.length > 254 || !key.includes('@')) return refusal(400, 'Enter the e-mail address you sign in with.');
+    const reservation = await this.gate.reserve([
+      ['resetAddress', addressPrefix(attempt.address)],
+      ['resetAccount', key],
+    ]);
+    if (reservation.kind === 'wait')
+      return refusal(429, `Too many requests. Try again in ${inWords(reservation.seconds)}.`, { retryAfter: reservation.seconds });
+    const [connection, user] = await Promise.all([this.sso.connectionFor(rawEmail), this.store.signIn.findSignInRecord(key)]);
+    if (user?.active) {
+      const now = this.clock.now();
+      const token = newOpaqueToken();
+      const expiresAt = new Date(now.getTime() + this.settings.resetTtlSeconds * 1000);
+      await this.store.transaction(async (tx) => {
+        const tenantName = await this.tenantName(tx, user.tenantId);
+        if (user.passwordHash && (await tx.signIn.setResetLink(user.id, digestOpaqueToken(token), expiresAt))) {
+          await this.mailer.send(tx, {
+            to: user.email,
+            tenantId: user.tenantId,
+            tenantName,
+            mail: { template: 'password_reset', resetUrl: resetUrl(this.settings.baseUrl, token), expiresAt },
+          });
+          await tx.audit.insertEvent({
+            ...userEvent(user, now, 'user.password_reset_requested'),
+            request: { id: attempt.requestId ?? '', address: attempt.address },
+          });
+        } else if (!user.passwordHash) {
+          await this.mailer.send(tx, {
+            to: user.email,
+            tenantId: user.tenantId,
+            tenantName,
+            mail: { template: 'password_reset_unavailable', reason: connection ? 'sso' : 'not_set_up' },
+          });
+        }
+      });
+    }
+    const left = RESET_ANSWER_MS - (performance.now() - started);
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    return { kind: 'requested' };
+  }
+
+  /** A password reset link was opened: a new anonymous session at the reset step (the token
+   *  leaves the address bar at once). A browser signed in is asked to sign out first. */
+  async openReset(current: Session | undefined, token: string): Promise<ResetOpening> {
+    const found = isOpaqueToken(token) ? await this.store.signIn.findResetRecord(digestOpaqueToken(token)) : undefined;
+    if (!found?.active || found.expiresAt <= this.clock.now()) return { kind: 'invalid' };
+    const signedIn = current ? await this.signedInUser(current) : undefined;
+    if (signedIn) return { kind: 'signedIn', signedInAs: signedIn.email };
+    if (current) await this.sessions.end(current);
+    const issued = await this.sessions.start({
+      signIn: { step: 'reset', userId: found.id, resetTokenHash: digestOpaqueToken(token).toString('hex') },
+    });
+    return { kind: 'next', issued };
+  }
+
+  /** The address a reset session is for (the page names the account), while its link holds. */
+  async resetEmail(session: Session): Promise<string | undefined> {
+    const step = session.state.signIn;
+    if (step?.step !== 'reset') return undefined;
+    const found = await this.store.signIn.findResetRecord(Buffer.from(step.resetTokenHash, 'hex'));
+    return found?.active && found.id === step.userId && found.expiresAt > this.clock.now() ? found.email : undefined;
+  }
+
+  /**
+   * The reset step: a new password under the policy; the link is used up, every session of the
+   * account ends (whoever knew the old password is signed out), the person gets a notice. The
+   * authenticator and recovery codes stay: the next sign-in asks for them.
+   */
+  async resetPassword(session: Session, password: string, confirmation: string, attempt: Attempt): Promise<Outcome> {
+    const step = session.state.signIn;
+    if (step?.step !== 'reset') return { kind: 'restart' };
+    const hashOfLink = Buffer.from(step.resetTokenHash, 'hex');
+    const found = await this.store.signIn.findResetRecord(hashOfLink);
+    if (!found?.active || found.id !== step.userId || found.expiresAt <= this.clock.now()) {
+      await this.sessions.patchState(session, { set: { signIn: { step: 'email' } } });
+      return refusal(400, RESET_LINK_GONE);
+    }
+    if (password !== confirmation) return refusal(400, 'The two passwords differ.');
+    const local = found.email.split('@')[0] ?? '';
+    const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
+    if (problem) return refusal(400, problem);
+    const hash = await hashPassword(password);
+    const reset = await this.store.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (!(await tx.signIn.redeemResetLink(found.id, hashOfLink, hash, now))) return false;
+      await tx.sessions.deleteUserSessions(found.id);
+      await tx.audit.insertEvent({
+        ...userEvent(found, now, 'user.password_reset'),
+        request: { id: attempt.requestId ?? '', address: attempt.address },
+      });
+      await this.notice(tx, found, 'password_changed', 'reset_link', attempt);
+      return true;
+    });
+    await this.sessions.patchState(session, { set: { signIn: { step: 'email' } } });
+    return reset ? { kind: 'passwordReset' } : refusal(400, RESET_LINK_GONE);
+  }
+
+  /**
    * A signed-in person changes their own password: the current one first (counted as a sign-in's
    * password is, so that a session left open does not make guessing it cheaper), then the policy
    * as at set-up. Every other session of theirs ends (whoever knew the old password is signed out).
@@ -505,6 +673,7 @@ export class SignInService {
       // whoever else knew the old password is signed out with it: every other session ends
       const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
       await tx.audit.insertEvent(userEvent(user, now, 'user.password_changed', { other_sessions_ended: ended }));
+      await this.notice(tx, user, 'password_changed', 'self', attempt);
       return true;
     });
     if (changed) return { kind: 'changed' };
@@ -530,6 +699,7 @@ export class SignInService {
       const now = this.clock.now();
       if (!(await tx.signIn.replaceRecoveryCodes(user.id, codes.map(hashRecoveryCode), now))) return false;
       await tx.audit.insertEvent(userEvent(user, now, 'user.recovery_codes_renewed'));
+      await this.notice(tx, user, 'recovery_codes_changed', 'self', attempt);
       return true;
     });
     return renewed ? { kind: 'renewed', codes } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
@@ -543,7 +713,8 @@ export class SignInService {
     const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
     if (!user?.active || !user.totpSecretSealed)
       return refusal(400, 'Your account has no authenticator: it signs in through single sign-on, or was reset.');
-    const checked = await this.currentCode(user, code, attempt);
+    // a lost authenticator is replaced with a recovery code in place of its code (used up)
+    const checked = await this.currentCode(user, code, attempt, true);
     if (checked) return checked;
     const secret = newTotpSecret(user.email, this.settings.issuer);
     await this.sessions.patchState(session, {
@@ -594,6 +765,7 @@ export class SignInService {
       // a session opened with the old authenticator does not outlive it
       const ended = await tx.sessions.deleteOtherUserSessions(user.id, session.idHash);
       await tx.audit.insertEvent(userEvent(user, now, 'user.totp_reenrolled', { other_sessions_ended: ended }));
+      await this.notice(tx, user, 'totp_changed', 'self', attempt);
       return true;
     });
     await this.sessions.patchState(session, { remove: ['reenrol'] });
@@ -609,15 +781,27 @@ export class SignInService {
 
   /** A code from the signed-in person's authenticator (not a recovery code), counted as a
    *  sign-in's; undefined when it passes, else the refusal. One code, one use. */
-  private async currentCode(user: SignInRecord, code: string, attempt: Attempt): Promise<Refusal | undefined> {
+  private async currentCode(user: SignInRecord, code: string, attempt: Attempt, recoveryAccepted = false): Promise<Refusal | undefined> {
     const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'code'));
     if (reservation.kind === 'wait') return waitOutcome(reservation);
-    const secret = this.box.open(user.totpSecretSealed!, TOTP_CONTEXT);
-    const accepted = acceptTotp(secret, code, this.clock.now(), user.totpLastStep);
-    if (accepted === undefined || !(await this.store.signIn.advanceTotpStep(user.id, accepted))) {
+    const recovery = recoveryAccepted && canonicalRecoveryCode(code) !== undefined;
+    let passed: boolean;
+    if (recovery) {
+      passed = await this.store.signIn.useRecoveryCode(user.id, hashRecoveryCode(code), this.clock.now());
+    } else {
+      const secret = this.box.open(user.totpSecretSealed!, TOTP_CONTEXT);
+      const accepted = acceptTotp(secret, code, this.clock.now(), user.totpLastStep);
+      passed = accepted !== undefined && (await this.store.signIn.advanceTotpStep(user.id, accepted));
+    }
+    if (!passed) {
       await this.failed(user, reservation);
-      await this.attemptEvent(user, user.email, attempt, 'totp', 'failure');
-      return refusal(400, 'That code is not right, or it was already used. Enter the code your authenticator app shows now.');
+      await this.attemptEvent(user, user.email, attempt, recovery ? 'recovery_code' : 'totp', 'failure');
+      return refusal(
+        400,
+        recovery
+          ? WRONG_RECOVERY_CODE
+          : `That code is not right, or it was already used. Enter the code your authenticator app shows now${recoveryAccepted ? ', or one of your recovery codes' : ''}.`,
+      );
     }
     await this.gate.release(reservation);
     return undefined;
@@ -755,7 +939,7 @@ export class SignInService {
    * A signed-in person adds a passkey: its name, a current code from their authenticator (a
    * passkey signs in without a password: adding one asks what replacing the authenticator asks),
    * and the browser's answer to the session's challenge, verified (this origin and RP id, the
-   * user verified). One transaction: the passkey and its audit event.
+   * user verified). One transaction: the passkey, its audit event and the notice to the person.
    */
   async registerPasskey(
     session: Session,
@@ -789,18 +973,22 @@ export class SignInService {
     const added = await this.store.transaction(async (tx) => {
       if (!(await tx.passkeys.insertPasskey(passkey))) return false;
       await tx.audit.insertEvent(userEvent(user, now, 'passkey.registered', { passkey_id: passkey.id, name }));
+      await this.notice(tx, user, 'passkey_added', 'self', attempt, name);
       return true;
     });
     return added ? { kind: 'registered', name } : refusal(400, 'This passkey is registered already. Each passkey is added once.');
   }
 
   /** A signed-in person removes one of their passkeys (it no longer signs anyone in). */
-  async removePasskey(session: Session, id: string): Promise<{ kind: 'removed'; name: string } | Refusal> {
+  async removePasskey(session: Session, id: string, attempt?: Attempt): Promise<{ kind: 'removed'; name: string } | Refusal> {
     const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
     if (!user?.active) return refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
     const removed = await this.store.transaction(async (tx) => {
       const gone = UUID_PATTERN.test(id) ? await tx.passkeys.deletePasskey(user.id, id.toLowerCase()) : undefined;
-      if (gone) await tx.audit.insertEvent(userEvent(user, this.clock.now(), 'passkey.removed', { passkey_id: gone.id, name: gone.name }));
+      if (gone) {
+        await tx.audit.insertEvent(userEvent(user, this.clock.now(), 'passkey.removed', { passkey_id: gone.id, name: gone.name }));
+        await this.notice(tx, user, 'passkey_removed', 'self', attempt, gone.name);
+      }
       return gone;
     });
     return removed
@@ -848,6 +1036,7 @@ export class SignInService {
     reservation: Reservation,
     notice?: string,
     how: { factor: 'second_factor' | 'passkey'; details?: Record<string, unknown> } = { factor: 'second_factor' },
+    landing?: string,
   ): Promise<Outcome> {
     const account = emailKey(user.email);
     const prefix = addressPrefix(attempt.address);
@@ -863,7 +1052,7 @@ export class SignInService {
       ['code', `${account}|${prefix}`],
       ['browser', `${digestOpaqueToken(browser).toString('hex')}|${user.id}`],
     ]);
-    const returnTo = session.state.returnTo ?? '/console';
+    const returnTo = session.state.returnTo ?? landing ?? '/console';
     await this.attemptEvent(user, user.email, attempt, how.factor, 'success', how.details);
     const issued = await this.sessions.signIn(session, user.id, returnTo, [notice, elsewhere].filter(Boolean).join(' ') || undefined);
     return { kind: 'signedIn', issued, returnTo, browser };
@@ -991,6 +1180,29 @@ export class SignInService {
     if (valid) await this.store.signIn.renameBrowser(digestOpaqueToken(presented), digestOpaqueToken(fresh));
     await this.store.signIn.recogniseBrowser(digestOpaqueToken(fresh), userId, now, until);
     return fresh;
+  }
+
+  /** Queues a security notice to the account's address (mail/templates.ts), in `tx`: the change's
+   *  transaction. The passkeys' use cases call it with 'passkey_added' / 'passkey_removed' and the
+   *  passkey's name as `detail`. */
+  private async notice(
+    tx: Pick<SignInStores, 'mail' | 'tenants'>,
+    user: { tenantId: string; email: string },
+    template: NoticeTemplate,
+    by: NoticeBy,
+    attempt?: Attempt,
+    detail?: string,
+  ): Promise<void> {
+    await this.mailer.send(tx, {
+      to: user.email,
+      tenantId: user.tenantId,
+      tenantName: await this.tenantName(tx, user.tenantId),
+      mail: { template, at: this.clock.now(), by, address: attempt?.address, userAgent: attempt?.userAgent, detail },
+    });
+  }
+
+  private async tenantName(tx: Pick<SignInStores, 'tenants'>, tenantId: string): Promise<string> {
+    return (await tx.tenants.findTenant(tenantId))?.name ?? `tenant ${tenantId}`;
   }
 
   /** argon2 work for an address without an account, so that timing does not tell. */

@@ -28,6 +28,16 @@ export interface SetupRecord {
   claimedElsewhere: boolean;
 }
 
+/** The account of a password reset link (looked up by its digest). */
+export interface ResetRecord {
+  id: string;
+  tenantId: string;
+  email: string;
+  expiresAt: Date;
+  /** the user, its tenant enabled, the address not claimed elsewhere, and a password set */
+  active: boolean;
+}
+
 /** An account that gave way when another proved its address. */
 export interface SupersededAccount {
   id: string;
@@ -53,6 +63,13 @@ export interface SignInStore {
   /** Sets the password and ends the set-up link, in one statement that holds only while the link
    *  does (this digest, unexpired, the user active): whether it did. One use, even under a race. */
   redeemSetupLink(userId: string, setupTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
+  /** Stores the digest of a new password reset link of an account that has a password, and its
+   *  end (replacing any earlier link); whether it did. */
+  setResetLink(userId: string, resetTokenHash: Buffer, expiresAt: Date): Promise<boolean>;
+  findResetRecord(resetTokenHash: Buffer): Promise<ResetRecord | undefined>;
+  /** Sets the password and ends the reset link, in one statement that holds only while the link
+   *  does (this digest, unexpired, the account active with a password): whether it did. */
+  redeemResetLink(userId: string, resetTokenHash: Buffer, passwordHash: string, at: Date): Promise<boolean>;
   /** Replaces the password of an account that is active and whose password is still `from` (the
    *  one the person's current password was checked against: of two changes racing from the same
    *  password, one wins, as one after the other); whether it did. */

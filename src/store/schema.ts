@@ -128,6 +128,9 @@ export interface UsersTable {
   /** SHA-256 of that link's token */
   pending_email_token_hash: Uint8Array | null;
   pending_email_expires_at: NullableTimestamp;
+  /** SHA-256 of the pending password reset link's token (/login/forgot), and its end */
+  reset_token_hash: Uint8Array | null;
+  reset_expires_at: NullableTimestamp;
 }
 
 /** src/mail/: one message to send; the body sealed, dropped once sent */

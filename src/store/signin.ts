@@ -119,7 +119,14 @@ export function signInStore(db: Kysely<Database>): SignInStore {
     async redeemSetupLink(userId, setupTokenHash, passwordHash, at) {
       const r = await db
         .updateTable('users')
-        .set({ password_hash: passwordHash, setup_token_hash: null, setup_expires_at: null, updated_at: at })
+        .set({
+          password_hash: passwordHash,
+          setup_token_hash: null,
+          setup_expires_at: null,
+          reset_token_hash: null,
+          reset_expires_at: null,
+          updated_at: at,
+        })
         .where('id', '=', userId)
         .where('setup_token_hash', '=', setupTokenHash)
         .where('setup_expires_at', '>', at)
@@ -131,12 +138,55 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       return r.numUpdatedRows > 0n;
     },
 
+    async setResetLink(userId, hash, expiresAt) {
+      const r = await db
+        .updateTable('users')
+        .set({ reset_token_hash: hash, reset_expires_at: expiresAt })
+        .where('id', '=', userId)
+        .where('password_hash', 'is not', null)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
+    async findResetRecord(hash) {
+      const r = await db
+        .selectFrom('users as u')
+        .innerJoin('tenants as t', 't.id', 'u.tenant_id')
+        .select(['u.id', 'u.tenant_id', 'u.email', 'u.reset_expires_at', 'u.password_hash', 'u.disabled_at', 'u.email_superseded_at', 't.enabled'])
+        .where('u.reset_token_hash', '=', hash)
+        .executeTakeFirst();
+      if (!r?.reset_expires_at) return undefined;
+      return {
+        id: r.id,
+        tenantId: String(r.tenant_id),
+        email: r.email,
+        expiresAt: r.reset_expires_at,
+        active: r.disabled_at === null && r.email_superseded_at === null && r.enabled === true && r.password_hash !== null,
+      };
+    },
+
+    async redeemResetLink(userId, hash, passwordHash, at) {
+      // one conditional statement, as redeemSetupLink: of two uses racing, one wins
+      const r = await db
+        .updateTable('users')
+        .set({ password_hash: passwordHash, reset_token_hash: null, reset_expires_at: null, updated_at: at, updated_by: userId })
+        .where('id', '=', userId)
+        .where('reset_token_hash', '=', hash)
+        .where('reset_expires_at', '>', at)
+        .where('password_hash', 'is not', null)
+        .where('disabled_at', 'is', null)
+        .where('email_superseded_at', 'is', null)
+        .where((eb) => eb.exists(eb.selectFrom('tenants as t').select('t.id').whereRef('t.id', '=', 'users.tenant_id').where('t.enabled', '=', true)))
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+
     async changePassword(userId, from, to, at) {
       // one conditional statement: the row as it is when updated (PostgreSQL reads it again after
       // waiting for a concurrent change's lock), so a change racing another from the same password loses
       const r = await db
         .updateTable('users')
-        .set({ password_hash: to, updated_at: at, updated_by: userId })
+        .set({ password_hash: to, reset_token_hash: null, reset_expires_at: null, updated_at: at, updated_by: userId })
         .where('id', '=', userId)
         .where('password_hash', '=', from)
         .where('disabled_at', 'is', null)

@@ -227,6 +227,9 @@ export function userStore(db: Kysely<Database>): UserStore {
           totp_last_step: null,
           setup_token_hash: setupTokenHash,
           setup_expires_at: setupExpiresAt,
+          // a pending password reset link dies with the password
+          reset_token_hash: null,
+          reset_expires_at: null,
           tokens_valid_after: at,
           updated_at: at,
           updated_by: by,
@@ -275,6 +278,9 @@ export function userStore(db: Kysely<Database>): UserStore {
           pending_email: null,
           pending_email_token_hash: null,
           pending_email_expires_at: null,
+          // a reset link mailed to the old address stops working
+          reset_token_hash: null,
+          reset_expires_at: null,
           updated_at: at,
           updated_by: id,
         })

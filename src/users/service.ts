@@ -370,6 +370,14 @@ export class UserService {
         if (!pending || pending.expiresAt <= now || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token))) throw invalid();
         const superseded = await tx.users.changeEmail(user.id, pending.email, checkEmail(pending.email).key, now);
         await tx.audit.insertEvent(event(self, now, user.tenantId, 'user.email_changed', user.id, { email: user.email, new_email: pending.email }));
+        // the old address is told (the new one just proved itself): whoever took over a session
+        // and moved the account to their own address does not go unnoticed
+        await this.mailer.send(tx, {
+          to: user.email,
+          tenantId: user.tenantId,
+          tenantName: await this.tenantName(tx, user.tenantId),
+          mail: { template: 'email_changed', at: now, by: 'self', detail: pending.email },
+        });
         for (const other of superseded) {
           await tx.audit.insertEvent({
             occurredAt: now,

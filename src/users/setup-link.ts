@@ -12,3 +12,8 @@ export function setupUrl(baseUrl: string, token: string): string {
 export function emailConfirmUrl(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/console/account/email/confirm?token=${token}`;
 }
+
+/** The password reset link (mailed from /login/forgot): /login/reset, the token as the set-up link's. */
+export function resetUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/login/reset?token=${token}`;
+}

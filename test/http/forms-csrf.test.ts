@@ -239,6 +239,18 @@ for (const engine of transportEngines()) {
           unchanged: async (c) => assert.match((await c.get('/login/setup')).text, /Set up another account\?/),
           acts: 303,
         },
+        '/login/forgot': {
+          prepare: async () => {
+            const client = new PageClient(t);
+            return { client, page: await client.get('/login/forgot'), fields: { email: 'forms-admin@example.com' } };
+          },
+          // no reset link made, no mail queued
+          unchanged: async () => {
+            const r = await sql<{ n: string }>`select count(*)::text as n from mail_outbox where template = 'password_reset'`.execute(t.db.kysely);
+            assert.equal(r.rows[0]!.n, '0');
+          },
+          acts: 200,
+        },
         '/device': {
           prepare: async () => {
             const code = await deviceCode('forms-admin@example.com');

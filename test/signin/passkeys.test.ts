@@ -294,6 +294,18 @@ for (const engine of engines()) {
       assert.equal(removed.status, 303);
       assert.match((await client.get('/console/account')).text, /The passkey Work laptop was removed/);
       assert.ok((await events('passkey.removed')).length >= 1);
+      // the person is told of both changes, in the changes' own transactions (docs/users.md "Notices")
+      const notices = await t.db.kysely
+        .selectFrom('mail_outbox')
+        .select(['template', 'to_address'])
+        .where('to_address', '=', 'pk-remove@example.com')
+        .where('template', 'in', ['passkey_added', 'passkey_removed'])
+        .orderBy('created_at')
+        .execute();
+      assert.deepEqual(
+        notices.map((n) => n.template),
+        ['passkey_added', 'passkey_removed'],
+      );
       const again = await client.post('/console/account/passkeys/remove', { _csrf: client.csrf(confirm), passkey: id });
       assert.equal(again.status, 404);
       const b = new PageClient(t);

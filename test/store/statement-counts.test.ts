@@ -213,6 +213,10 @@ for (const engine of engines()) {
         'begin',
         'update device_authorizations',
         'insert audit_events',
+        // its notice to the person (docs/users.md "Notices"), queued with it: the tenant's name
+        // for the message, and the outbox row
+        'select tenants',
+        'insert mail_outbox',
         'commit',
       ]);
     });

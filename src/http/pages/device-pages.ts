@@ -119,7 +119,14 @@ export function devicePages(kit: PageKit) {
       const entry = await services.device.enter(code, req.ip);
       if (entry.kind === 'refused') return approvalRefused(reply, session, entry);
       const approve = form.decision === 'approve';
-      const result = await services.device.decide(code, user, approve, entry.authorization, { id: req.id, address: req.ip });
+      const result = await services.device.decide(
+        code,
+        user,
+        approve,
+        entry.authorization,
+        { id: req.id, address: req.ip },
+        req.headers['user-agent'],
+      );
       if (result.kind === 'refused') return approvalRefused(reply, session, result);
       return send(
         reply,

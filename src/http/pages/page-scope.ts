@@ -122,7 +122,7 @@ export function pageScope(scope: FastifyInstance, deps: PageScopeDeps): PageKit 
       }
       return session;
     },
-    attemptOf: (req) => ({ address: req.ip, browser: readCookie(req, browserCookie.name), requestId: req.id }),
+    attemptOf: (req) => ({ address: req.ip, browser: readCookie(req, browserCookie.name), requestId: req.id, userAgent: req.headers['user-agent'] }),
     noteRefusal(reply, refused, flow = 'sign-in') {
       if (refused.retryAfter !== undefined) reply.header('retry-after', String(refused.retryAfter));
       if (refused.reason) reply.log.warn({ reason: refused.reason }, `${flow} refused`);

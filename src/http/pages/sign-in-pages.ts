@@ -1,7 +1,8 @@
 // The sign-in pages (docs/users.md, "Sign-in"): GET/POST /login (one form per step: e-mail,
-// password, code, enrolment, new password; the SSO step sends the browser on to its IdP), POST
-// /login/restart, GET/POST /login/setup (a set-up link) and its cancel, POST /logout. routes.ts
-// registers them, in the pages' scope (page-scope.ts).
+// password, code, enrolment, new password, reset password; the SSO step sends the browser on to
+// its IdP), POST /login/restart, GET/POST /login/setup (a set-up link) and its cancel, GET/POST
+// /login/forgot (a reset link asked for), GET /login/reset (a reset link opened), POST /logout.
+// routes.ts registers them, in the pages' scope (page-scope.ts).
 // The step comes from the session, never from the form, and only the sign-in service
 // (signin/service.ts) writes it: a page shows the step, posts the form to `submit` and shows what
 // it answers. Every form carries the session's CSRF token. The e-mail, password and code steps
@@ -72,6 +73,7 @@ export function signInPages(kit: PageKit) {
 <input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Continue</button>
 </form>
+<p><a href="/login/forgot">Forgot your password?</a></p>
 ${
   session.state.signInFor
     ? html`<form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Not ${step.email}? Sign in with another account instead</button></form>`
@@ -149,6 +151,28 @@ ${
 </form>`,
         );
       }
+      case 'reset': {
+        const email = await services.signIn.resetEmail(session);
+        if (email === undefined) return linkGone(reply, session);
+        return send(
+          reply,
+          status,
+          'Choose a new password',
+          html`${problem}
+<p>Choosing a new password for <strong>${email}</strong>.</p>
+<p class="hint">Your authenticator app stays as it is: after this, sign in with the new password and a code from the app (or a recovery code). Every session of this account is signed out.</p>
+<form method="post" action="/login">${csrf}
+<label for="username">Account</label>
+<input id="username" name="username" type="email" autocomplete="username" value="${email}" readonly>
+<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
+<p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
+<label for="confirmation">The same password again</label>
+<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
+<button type="submit">Set the new password</button>
+</form>`,
+        );
+      }
       default: {
         const passkey = await passkeyButton(session, 'Sign in with a passkey');
         return send(
@@ -160,7 +184,8 @@ ${
 <label for="email">E-mail address</label>
 <input id="email" name="email" type="email" autocomplete="username" value="${session.state.signInFor?.email ?? ''}" required autofocus>
 <button type="submit">Continue</button>
-</form>${
+</form>
+<p><a href="/login/forgot">Forgot your password?</a></p>${
             session.state.signInFor
               ? html`
 <form method="post" action="/login/restart">${csrf}<input type="hidden" name="forget" value="1"><button class="link" type="submit">Sign in with another account instead</button></form>`
@@ -189,6 +214,8 @@ ${
         return reply.redirect('/login', 303);
       case 'restart':
         return restart(reply, session);
+      case 'passwordReset':
+        return reply.redirect('/login?password_reset=1', 303);
       case 'refused':
         kit.noteRefusal(reply, outcome);
         // the session as it is now (a refused step may have moved it on)
@@ -212,6 +239,37 @@ ${
         );
     }
   }
+
+  /** The reset link of this session stopped holding (used elsewhere, replaced, the password changed). */
+  async function linkGone(reply: FastifyReply, session: Session): Promise<FastifyReply> {
+    await services.signIn.restart(session);
+    return resetLinkDoesNotWork(reply, 400);
+  }
+
+  const resetLinkDoesNotWork = (reply: FastifyReply, status: number) =>
+    send(
+      reply,
+      status,
+      'This link does not work',
+      html`<p>This password reset link is not valid: it was already used, it expired, a newer one replaced it, the password was changed since, or it was copied incompletely.</p>
+<p><a class="button" href="/login/forgot">Ask for a new link</a></p>`,
+    );
+
+  /** The form asking for the address (GET /login/forgot), and the same form after a refusal. */
+  const forgotForm = (reply: FastifyReply, session: Session, status = 200, error?: string, email = '') =>
+    send(
+      reply,
+      status,
+      'Reset your password',
+      html`${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<p>Enter the address you sign in with. If it has an account that signs in with a password, a link to choose a new one is mailed to it.</p>
+<form method="post" action="/login/forgot">${csrfField(session)}
+<label for="email">E-mail address</label>
+<input id="email" name="email" type="email" autocomplete="username" value="${email}" required autofocus>
+<button type="submit">Send a reset link</button>
+</form>
+<p><a href="/login">Back to sign-in</a></p>`,
+    );
 
   const linkDoesNotWork = (reply: FastifyReply) =>
     send(
@@ -248,8 +306,14 @@ ${
       // signed in already: where this link asks to go, never where an earlier sign-in was going
       if (found?.userId) return reply.redirect(returnTo ?? '/console', 303);
       const session = await kit.anonymous(reply, found, returnTo);
-      const signedOut = (req.query as Record<string, unknown>).signed_out !== undefined;
-      return showStep(reply, session, 200, undefined, signedOut ? 'You have signed out.' : undefined);
+      const query = req.query as Record<string, unknown>;
+      const notice =
+        query.password_reset !== undefined
+          ? 'Your new password is set, and every session of the account was signed out. Sign in with it: your authenticator app’s code is still asked.'
+          : query.signed_out !== undefined
+            ? 'You have signed out.'
+            : undefined;
+      return showStep(reply, session, 200, undefined, notice);
     },
 
     /** POST /login: the answer to the step the session is at */
@@ -311,6 +375,51 @@ ${
       if (!session) return reply;
       await services.signIn.cancelSetup(session);
       return reply.redirect('/console', 303);
+    },
+
+    /** GET /login/forgot: the form asking for the address a reset link goes to */
+    async forgotForm(req: FastifyRequest, reply: FastifyReply) {
+      const found = await sessionOf(req);
+      if (found?.userId) return reply.redirect('/console/account', 303);
+      const session = await kit.anonymous(reply, found);
+      return forgotForm(reply, session);
+    },
+
+    /** POST /login/forgot: the same answer whatever the address (signin/service.ts requestReset) */
+    async requestReset(req: FastifyRequest, reply: FastifyReply) {
+      const session = await formSession(req, reply);
+      if (!session) return reply;
+      const email = typeof (req.body as Form).email === 'string' ? String((req.body as Form).email) : '';
+      const outcome = await services.signIn.requestReset(email, kit.attemptOf(req));
+      if (outcome.kind === 'refused') {
+        kit.noteRefusal(reply, outcome, 'password reset');
+        return forgotForm(reply, session, outcome.status, outcome.message, email);
+      }
+      return send(
+        reply,
+        200,
+        'Check your mail',
+        html`<p>If an account signs in with a password at this address, a link to choose a new password is on its way to it. It works once, for a short time; a newer request replaces it.</p>
+<p>Nothing arrives within a few minutes? Check the address and your spam folder, then ask again. An account that signs in through your organisation’s single sign-on has no password here: its mail says so.</p>
+<p><a href="/login">Back to sign-in</a></p>`,
+      );
+    },
+
+    /** GET /login/reset?token=…: a reset link opened; on to the reset step, the token out of the address bar */
+    async openReset(req: FastifyRequest, reply: FastifyReply) {
+      const token = (req.query as Record<string, unknown>).token;
+      const opened = await services.signIn.openReset(await sessionOf(req), typeof token === 'string' ? token : '');
+      if (opened.kind === 'invalid') return resetLinkDoesNotWork(reply, 400);
+      if (opened.kind === 'signedIn')
+        return send(
+          reply,
+          409,
+          'Sign out first',
+          html`<p>You are signed in as <strong>${opened.signedInAs}</strong> in this browser. Sign out, then open the reset link again (it still works).</p>
+<form method="post" action="/logout">${csrfField((await sessionOf(req))!)}<button type="submit">Sign out</button></form>`,
+        );
+      setSessionCookie(reply, kit.cookie, opened.issued.secret);
+      return reply.redirect('/login', 303);
     },
 
     /** POST /logout */

@@ -22,6 +22,7 @@ import { processHeartbeats } from './20261130T1210-process-heartbeats.js';
 import { mailOutbox } from './20261201T0900-mail-outbox.js';
 import { ssoDomainProofs } from './20261201T1000-sso-domain-proofs.js';
 import { passkeys } from './20261201T1100-passkeys.js';
+import { passwordReset } from './20261202T0900-password-reset.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '20261201T0900-mail-outbox': mailOutbox,
   '20261201T1000-sso-domain-proofs': ssoDomainProofs,
   '20261201T1100-passkeys': passkeys,
+  '20261202T0900-password-reset': passwordReset,
 };

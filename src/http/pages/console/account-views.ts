@@ -94,7 +94,7 @@ ${failureOf(o.failure, 'email')}
 <p>Moving to a new phone or app? Replace the authenticator: a code from the one you have now, then the new key.</p>
 ${o.reenrolPending ? html`<p class="notice" role="status">A new authenticator is waiting for its first code: <a href="${ACCOUNT_AUTHENTICATOR_PATH}">go on with it</a>.</p>` : ''}
 ${failureOf(o.failure, 'authenticator')}
-${codeForm({ session: o.session, id: 'authenticator-code', action: ACCOUNT_AUTHENTICATOR_PATH, button: 'Replace authenticator', hint: 'The code the app you use now shows. Lost it? Ask an Administrator to reset your sign-in.' })}
+${codeForm({ session: o.session, id: 'authenticator-code', action: ACCOUNT_AUTHENTICATOR_PATH, button: 'Replace authenticator', hint: 'The code the app you use now shows. Lost it? Enter one of your recovery codes instead (it is used up).' })}
 <h2>Your recovery codes</h2>
 <p>New recovery codes replace all the ones you have: the old ones stop working.</p>
 ${failureOf(o.failure, 'recovery')}

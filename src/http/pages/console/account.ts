@@ -162,7 +162,7 @@ export function accountPages(c: ConsoleKit) {
     async removePasskey(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.poster(req, reply);
       if (!who) return reply;
-      const outcome = await services.signIn.removePasskey(who.session, text(formOf(req).passkey) ?? '');
+      const outcome = await services.signIn.removePasskey(who.session, text(formOf(req).passkey) ?? '', c.attemptOf(req));
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'passkey');
       return c.done(reply, who, `The passkey ${outcome.name} was removed: it no longer signs you in.`, ACCOUNT_PATH);
     },
