@@ -26,6 +26,7 @@ import type { SealedBox } from './crypto/sealed-box.js';
 import { DeviceService, type DeviceStores } from './device/service.js';
 import { SessionService, type SessionStores } from './sessions/service.js';
 import { SignInService, type SignInStores } from './signin/service.js';
+import { EmailChangeService, type EmailChangeStores } from './signin/email-change.js';
 import { UserService, type UserStores } from './users/service.js';
 import { SsoService, type SsoStores } from './sso/service.js';
 import { SsoSignInService, type SsoSignInStores } from './sso/sign-in.js';
@@ -42,6 +43,8 @@ export interface Services {
   users: UserService;
   sessions: SessionService;
   signIn: SignInService;
+  /** a person's own new address (the account page) */
+  emailChange: EmailChangeService;
   device: DeviceService;
   sso: SsoService;
   ssoSignIn: SsoSignInService;
@@ -73,6 +76,7 @@ export type ServiceStores = Transactional<
     UserStores &
     SessionStores &
     SignInStores &
+    EmailChangeStores &
     DeviceStores &
     SsoStores &
     SsoSignInStores &
@@ -130,6 +134,16 @@ export function createServices(deps: {
   const tenants = new TenantService(store, clock, { expiryGraceDays: config.expiryGraceDays });
   const bearer = new BearerAuthenticator(tokens, store.principals, store.revokedTokens);
   const ssoSignIn = new SsoSignInService(store, sessions, clock, { baseUrl: config.baseUrl });
+  // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
+  const signIn = new SignInService(
+    store,
+    sessions,
+    ssoSignIn,
+    box,
+    clock,
+    { issuer: config.vendorName, baseUrl: config.baseUrl, resetTtlSeconds: config.passwordResetTtlSeconds },
+    mail,
+  );
   return {
     clock,
     credentials: new CredentialService(store, clock, { region: config.region, createLimitPerHour: config.clientCreateLimit }, lastUsed),
@@ -147,15 +161,13 @@ export function createServices(deps: {
       domainRecheckHours: config.ssoDomainRecheckHours,
       domainGraceHours: config.ssoDomainGraceHours,
     }),
-    // the sign-in flow decides when a browser goes to an IdP; ssoSignIn is its SAML half
-    signIn: new SignInService(
+    signIn,
+    emailChange: new EmailChangeService(
       store,
-      sessions,
-      ssoSignIn,
-      box,
       clock,
-      { issuer: config.vendorName, baseUrl: config.baseUrl, resetTtlSeconds: config.passwordResetTtlSeconds },
+      { baseUrl: config.baseUrl, linkTtlSeconds: config.userSetupTtlSeconds },
       mail,
+      (session, code, attempt) => signIn.confirmedByCode(session, code, attempt),
     ),
     ssoSignIn,
     audit: new AuditService(store, clock),

@@ -37,3 +37,10 @@ export function parseTimeInput(value: string | Date, field: string): Date {
   if (!date) throw badInput(`${field}: ${quoted(value)} is not an ISO 8601 timestamp from year 1 to 9999`, { field });
   return date;
 }
+
+/** A wait in words: "45 seconds", "15 minutes". */
+export function inWords(seconds: number): string {
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
+}

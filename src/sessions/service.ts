@@ -88,7 +88,7 @@ export class SessionService implements SessionLifecycle {
     if (now.getTime() - s.lastSeenAt.getTime() >= this.timeouts.idleSeconds * 1000) return false;
     if (s.userId === null) return true;
     const u = s.user;
-    if (!u || u.disabledAt !== null || !u.tenantEnabled || s.signedInAt === null) return false;
+    if (!u || u.disabledAt !== null || u.emailSupersededAt !== null || !u.tenantEnabled || s.signedInAt === null) return false;
     // cut off (disabled, reset) after this session signed in: it ends, as tokens do
     return u.tokensValidAfter === null || u.tokensValidAfter <= s.signedInAt;
   }

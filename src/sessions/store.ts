@@ -5,6 +5,8 @@ import type { Session, SessionState, SessionStatePatch, SessionSummary } from '.
 export interface SessionWithUser extends Session {
   user: {
     disabledAt: Date | null;
+    /** when another account proved the user's address and this one gave way (it signs in no more) */
+    emailSupersededAt: Date | null;
     /** the later of the user's and its tenant's cut-off; null when never cut */
     tokensValidAfter: Date | null;
     tenantEnabled: boolean;

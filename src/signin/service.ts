@@ -70,6 +70,9 @@ import {
 } from './webauthn.js';
 import { randomUUID } from 'node:crypto';
 import { nameProblem } from '../text.js';
+import { inWords } from '../time.js';
+import { proveEmail } from '../users/email-proof.js';
+import type { UserStore } from '../users/store.js';
 import { UUID_PATTERN } from '../ids.js';
 
 /** how long a new authenticator waits, in its session, for its first code (then: start again) */
@@ -77,6 +80,8 @@ export const REENROL_TTL_MS = 10 * 60_000;
 
 export interface SignInStores extends AttemptStores {
   signIn: SignInStore;
+  /** a mailed set-up link, used, proves the address (users/email-proof.ts) */
+  users: Pick<UserStore, 'proveEmail'>;
   passkeys: PasskeyStore;
   audit: AuditStore;
   /** a changed password or authenticator ends the person's other sessions */
@@ -504,20 +509,7 @@ export class SignInService {
         await tx.audit.insertEvent(userEvent(found, now, 'user.password_set'));
         // a link that was mailed to the address proves it (docs/users.md): the other accounts with
         // the address that nobody proved give way, and their administrators see it
-        if (found.mailed && !found.verified) {
-          const superseded = await tx.signIn.proveEmail(found.id, found.emailNormalized, now);
-          await tx.audit.insertEvent(userEvent(found, now, 'user.email_verified', { email: found.email, superseded: superseded.length }));
-          for (const other of superseded) {
-            await tx.audit.insertEvent({
-              occurredAt: now,
-              tenantId: other.tenantId,
-              actor: { kind: 'system', id: 'email-proof' },
-              action: 'user.email_claimed_elsewhere',
-              target: { kind: 'user', id: other.id },
-              details: { email: found.email },
-            });
-          }
-        }
+        if (found.mailed && !found.verified) await proveEmail(tx, found, 'setup_link', { kind: 'user', id: found.id }, now);
         return true;
       });
     } catch (err) {
@@ -777,6 +769,20 @@ export class SignInService {
           'Your authenticator was replaced meanwhile, in another window or browser: the one set there is in use. Start again from your account page to replace it.',
         )
       : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+  }
+
+  /**
+   * The signed-in person, confirmed by a current code from their authenticator (counted as a
+   * sign-in's code is): what the account page asks before a change that reaches beyond the
+   * session, such as a new address (email-change.ts). Refused for an account without one (it
+   * signs in through SSO, or was reset).
+   */
+  async confirmedByCode(session: Session, code: string, attempt: Attempt): Promise<{ kind: 'confirmed'; user: SignInRecord } | Refusal> {
+    const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
+    if (!user?.active || !user.totpSecretSealed)
+      return refusal(400, 'Your account has no authenticator: it signs in through single sign-on (your address comes from there), or was reset.');
+    const checked = await this.currentCode(user, code, attempt);
+    return checked ?? { kind: 'confirmed', user };
   }
 
   /** A code from the signed-in person's authenticator (not a recovery code), counted as a
@@ -1226,13 +1232,6 @@ function waitOutcome(r: Extract<Reservation, { kind: 'wait' }>): Refusal {
 /** "1 wrong password was", "3 wrong passwords were" */
 function times(n: number, what: string): string {
   return n === 1 ? `1 ${what} was` : `${n} ${what}s were`;
-}
-
-/** "45 seconds", "15 minutes" */
-function inWords(seconds: number): string {
-  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
-  const minutes = Math.ceil(seconds / 60);
-  return `${minutes} minutes`;
 }
 
 /** A change a person makes to their own account. */

@@ -38,22 +38,10 @@ export interface ResetRecord {
   active: boolean;
 }
 
-/** An account that gave way when another proved its address. */
-export interface SupersededAccount {
-  id: string;
-  tenantId: string;
-}
-
 export interface SignInStore {
   /** The address's sign-in account (docs/users.md): the one that proved it, else the oldest one
    *  not superseded. Never more than one: a password is checked against that account only. */
   findSignInRecord(emailNormalized: string): Promise<SignInRecord | undefined>;
-  /**
-   * The user proved its address: marks it so, and supersedes every other account with the address
-   * that has not proved it (their set-up links stop working, their sessions and tokens end);
-   * returns those. DuplicateKeyError('user.provenEmail') when another proved it first.
-   */
-  proveEmail(userId: string, emailNormalized: string, at: Date): Promise<SupersededAccount[]>;
   findSignInRecordById(userId: string): Promise<SignInRecord | undefined>;
   findSetupRecord(setupTokenHash: Buffer): Promise<SetupRecord | undefined>;
   /** Records the TOTP step just accepted, only if it is newer than the stored one (two requests with one code: one wins). */

@@ -8,7 +8,9 @@ import { type OperatorActor, operatorEvent, principalEvent } from '../audit/mode
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { badInput, conflict, DuplicateKeyError, notFound } from '../errors.js';
+import { badInput, conflict, DuplicateKeyError, notFound, rateLimited } from '../errors.js';
+import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
+import { inWords } from '../time.js';
 import { checkUuid } from '../ids.js';
 import type { IdpCertificate } from './certificate.js';
 import { readIdpConfiguration, type IdpConfiguration } from './idp-configuration.js';
@@ -35,7 +37,7 @@ import { dnsTxtLookup, type TxtLookup } from './dns-txt.js';
 import { afterCheck, type CheckEvent, challengeName, FAST_RECHECK_MS, type ProofTiming, type ShownDomainProof, shownProofs } from './domain-proof.js';
 import type { SsoConnectionPatch, SsoStore } from './store.js';
 
-export interface SsoStores {
+export interface SsoStores extends AttemptStores {
   sso: SsoStore;
   audit: AuditStore;
 }
@@ -96,6 +98,9 @@ export class SsoService {
   private readonly lookupTxt: TxtLookup;
   private readonly timing: ProofTiming;
 
+  /** counts the DNS look-ups asked for by hand, per tenant (ATTEMPT_RULES.domainCheck) */
+  private readonly gate: AttemptGate;
+
   constructor(
     private readonly store: SsoStores & { transaction<T>(fn: (tx: SsoStores) => Promise<T>): Promise<T> },
     private readonly clock: Clock,
@@ -103,6 +108,7 @@ export class SsoService {
   ) {
     this.readIdp = settings.readIdp ?? readIdpConfiguration;
     this.lookupTxt = settings.lookupTxt ?? dnsTxtLookup(settings.dnsServers ?? null);
+    this.gate = new AttemptGate(store, clock);
     this.timing = { recheckMs: (settings.domainRecheckHours ?? 24) * 3_600_000, graceMs: (settings.domainGraceHours ?? 72) * 3_600_000 };
   }
 
@@ -287,6 +293,14 @@ export class SsoService {
     const domain = checkDomain(rawDomain, 'domain');
     const connection = await this.inTenant(caller, id, this.store.sso);
     if (!connection.domains.includes(domain)) throw unclaimed(domain);
+    // each check queries DNS servers on the tenant's behalf: counted, as sign-in attempts are
+    const reservation = await this.gate.reserve([['domainCheck', connection.tenantId]]);
+    if (reservation.kind === 'wait') {
+      throw rateLimited(
+        `Too many domain checks for this tenant: the periodic check goes on meanwhile. Check again in ${inWords(reservation.seconds)}.`,
+        reservation.seconds,
+      );
+    }
     await this.runCheck(connection.tenantId, id, domain, caller.principal);
     return (await this.store.sso.findConnection(connection.tenantId, id))!;
   }

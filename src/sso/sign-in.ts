@@ -16,13 +16,14 @@ import { principalEvent, type RequestInfo } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { AppError, type Refusal, refusal } from '../errors.js';
+import { AppError, DuplicateKeyError, type Refusal, refusal } from '../errors.js';
 import { isCanonicalUuid } from '../ids.js';
 import type { IssuedSession, Session, SessionLifecycle } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { Transactional } from '../transaction.js';
 import { addUser } from '../users/creation.js';
+import { proveEmail } from '../users/email-proof.js';
 import { checkDisplayName, checkEmail, emailKey } from '../users/model.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
@@ -42,7 +43,7 @@ import type { SamlRequestRow, SsoStore } from './store.js';
 
 export interface SsoSignInStores {
   sso: SsoStore;
-  users: Pick<UserStore, 'findUser' | 'findUsersByEmail' | 'findProvenUser' | 'insertUser' | 'insertRoleAssignments'>;
+  users: Pick<UserStore, 'findUser' | 'findUsersByEmail' | 'findProvenUser' | 'insertUser' | 'insertRoleAssignments' | 'proveEmail'>;
   tenants: Pick<TenantStore, 'findScope' | 'findTenant'>;
   audit: AuditStore;
   /** who began a test sign-in (its request names their session) */
@@ -54,7 +55,14 @@ export interface SsoSignInStores {
 const TEST_REQUEST_PREFIX = '_test';
 
 /** Why a person the IdP vouched for is not let in through a connection. */
-export type SignInRefusedFor = 'not-an-address' | 'other-domain' | 'domain-not-proven' | 'not-a-tester' | 'disabled' | 'other-organisation';
+export type SignInRefusedFor =
+  | 'not-an-address'
+  | 'other-domain'
+  | 'domain-not-proven'
+  | 'not-a-tester'
+  | 'disabled'
+  | 'other-organisation'
+  | 'claimed-elsewhere';
 
 /**
  * What signing a NameID in through a connection does, decided without writing anything
@@ -326,6 +334,7 @@ export class SsoSignInService {
     }
     const user = await this.store.users.findUser(done.userId);
     if (!user || user.disabledAt) throw new SsoRefusal('Your account is disabled. Ask your administrator.', 403);
+    if (user.emailStatus === 'claimed_elsewhere') throw new SsoRefusal(REFUSED_FOR['claimed-elsewhere'](user.email), 403);
     // the connection may have changed in the moments since the ACS: judged again now
     const connection = await this.usable(done.connectionId);
     if (!admits(connection, user.emailNormalized)) {
@@ -449,6 +458,8 @@ export class SsoSignInService {
     if (known) {
       const user = await stores.users.findUser(known.userId);
       if (!user || user.disabledAt) return { kind: 'refused', why: 'disabled', userId: known.userId, ...(user ? { email: user.email } : {}) };
+      // the account gave way to one that proved its address before this sign-in could (docs/users.md)
+      if (user.emailStatus === 'claimed_elsewhere') return { kind: 'refused', why: 'claimed-elsewhere', userId: user.id, email: user.email };
       return { kind: 'linked', userId: user.id, email: user.email };
     }
     const account = await this.accountFor(stores, key, connection);
@@ -463,18 +474,45 @@ export class SsoSignInService {
    *  identity touched or linked, or the user created), in the sign-in's transaction. */
   private async userFor(tx: SsoSignInStores, connection: SsoConnection, nameId: string, displayName: string, now: Date): Promise<string> {
     const decision = await this.decide(tx, connection, nameId);
+    let userId: string;
     switch (decision.kind) {
       case 'refused':
         throw new SsoRefusal(REFUSED_FOR[decision.why](nameId), decision.why === 'not-an-address' ? 400 : 403);
       case 'linked':
         await tx.sso.touchIdentity(connection.id, nameId, now);
-        return decision.userId;
+        userId = decision.userId;
+        break;
       case 'link':
         await tx.sso.insertIdentity(connection.id, nameId, decision.userId, now);
         await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', decision.userId, { nameId }));
-        return decision.userId;
+        userId = decision.userId;
+        break;
       case 'create':
-        return await this.createUser(tx, connection, nameId, displayName, now);
+        userId = await this.createUser(tx, connection, nameId, displayName, now);
+        break;
+    }
+    await this.proveThroughDomain(tx, connection, userId, nameId, now);
+    return userId;
+  }
+
+  /**
+   * The IdP of a domain its tenant proved by DNS vouched for the address (decide admits no other
+   * domain): the account's address is proven by it, when it is that address and no other account
+   * proved it first (that one keeps it, docs/users.md). An account elsewhere that nobody proved
+   * gives way, as to a mailed link.
+   */
+  private async proveThroughDomain(tx: SsoSignInStores, connection: SsoConnection, userId: string, nameId: string, now: Date): Promise<void> {
+    const user = await tx.users.findUser(userId);
+    if (user?.emailStatus !== 'unverified' || user.emailNormalized !== emailKey(nameId)) return;
+    if (await tx.users.findProvenUser(user.emailNormalized)) return;
+    try {
+      await proveEmail(tx, user, 'sso', systemActor(connection), now);
+    } catch (err) {
+      // another account proved the address since it was looked up
+      if (err instanceof DuplicateKeyError && err.key === 'user.provenEmail') {
+        throw new SsoRefusal('Another account proved this address while you were signing in. Start the sign-in again.');
+      }
+      throw err;
     }
   }
 
@@ -515,6 +553,8 @@ const REFUSED_FOR: Record<SignInRefusedFor, (nameId: string) => string> = {
   disabled: () => 'Your account is disabled. Ask your administrator.',
   'other-organisation': () =>
     'An account with this address exists in another organisation, so it cannot sign in through this connection. Sign in with your password.',
+  'claimed-elsewhere': () =>
+    'Another account proved this address, so this one no longer signs in. Ask your administrator: they can give you an account with another address.',
 };
 
 /** The words of a refused test sign-in, for the Administrator who ran it: what to change. */
@@ -530,6 +570,8 @@ function testProblem(decision: Extract<SignInDecision, { kind: 'refused' }>, con
       return `${nameId} is not a tester of this connection, which is Testing: add them as a tester, or sign in as one.`;
     case 'other-organisation':
       return `An account with ${nameId} exists in another organisation: it keeps signing in with its password.`;
+    case 'claimed-elsewhere':
+      return `The account ${decision.email ?? nameId} gave way to another account that proved its address: it signs in no more.`;
     case 'disabled':
       return decision.email && emailKey(decision.email) !== emailKey(nameId)
         ? `${nameId} signed in before as ${decision.email}, and that account is disabled here.`

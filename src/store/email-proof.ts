@@ -1,7 +1,6 @@
-// The one rule of a proven address, shared by the two ways an account proves one (set-up through a
-// mailed link, signin.ts; a new address of one's own confirmed, users.ts): the account is marked
-// proven (the partial unique index refuses a second), and every other account with the address
-// that nobody proved gives way: its set-up link stops, its sessions and tokens end.
+// The store's half of a proven address (users/email-proof.ts says when one is): the account is
+// marked proven (the partial unique index refuses a second), and every other account with the
+// address that nobody proved gives way: its set-up link stops, its sessions and tokens end.
 import type { Kysely } from 'kysely';
 import { rethrowUnique } from './errors.js';
 import type { Database } from './schema.js';

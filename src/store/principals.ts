@@ -51,6 +51,8 @@ export function principalStore(db: Kysely<Database>): PrincipalStore {
         .select(['u.id', 'u.tenant_id', 't.tokens_valid_after', 'u.tokens_valid_after as user_tokens_valid_after'])
         .where('u.id', '=', userId)
         .where('u.disabled_at', 'is', null)
+        // an account that gave way to one that proved its address acts no more (docs/users.md)
+        .where('u.email_superseded_at', 'is', null)
         .where('t.enabled', '=', true)
         .executeTakeFirst();
       if (!row) return undefined;

@@ -117,7 +117,9 @@ export interface UsersTable {
   updated_by: string | null;
   disabled_at: NullableTimestamp;
   last_sign_in_at: NullableTimestamp;
-  /** when the person proved the address (set-up through a mailed link); grandfathered at migration */
+  /** when the address was proven: set-up through a mailed link, a new address confirmed through a
+   *  mailed link, or a sign-in through SSO in a domain proven by DNS; accounts set up before mail
+   *  existed are grandfathered (20261201T0900, corrected by 20261203T0900) */
   email_verified_at: NullableTimestamp;
   /** when another account proved this address: this one's set-up link stopped working then */
   email_superseded_at: NullableTimestamp;
@@ -128,6 +130,8 @@ export interface UsersTable {
   /** SHA-256 of that link's token */
   pending_email_token_hash: Uint8Array | null;
   pending_email_expires_at: NullableTimestamp;
+  /** whether that link was mailed through an SMTP server (only then does following it prove the address) */
+  pending_email_mailed: Generated<boolean>;
   /** SHA-256 of the pending password reset link's token (/login/forgot), and its end */
   reset_token_hash: Uint8Array | null;
   reset_expires_at: NullableTimestamp;

@@ -38,6 +38,7 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
           's.expires_at',
           'u.id as found_user',
           'u.disabled_at',
+          'u.email_superseded_at',
           'u.tokens_valid_after as user_cut',
           't.tokens_valid_after as tenant_cut',
           't.enabled as tenant_enabled',
@@ -60,6 +61,7 @@ export function sessionStore(db: Kysely<Database>): SessionStore {
             ? null
             : {
                 disabledAt: row.disabled_at,
+                emailSupersededAt: row.email_superseded_at,
                 tokensValidAfter: cuts.length ? new Date(Math.max(...cuts.map((d) => d.getTime()))) : null,
                 tenantEnabled: row.tenant_enabled === true,
               },

@@ -1,6 +1,5 @@
 // SignInStore on Kysely (both engines).
 import { type Kysely, sql } from 'kysely';
-import { proveAddress } from './email-proof.js';
 import type { SignInStore } from '../signin/store.js';
 import type { Database } from './schema.js';
 
@@ -59,7 +58,6 @@ export function signInStore(db: Kysely<Database>): SignInStore {
           .executeTakeFirst(),
       ),
 
-    proveEmail: (userId, key, at) => proveAddress(db, userId, key, at),
     findSignInRecordById: async (id) => toRecord(await record().where('u.id', '=', id).executeTakeFirst()),
 
     async findSetupRecord(hash) {
@@ -169,7 +167,15 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       // one conditional statement, as redeemSetupLink: of two uses racing, one wins
       const r = await db
         .updateTable('users')
-        .set({ password_hash: passwordHash, reset_token_hash: null, reset_expires_at: null, updated_at: at, updated_by: userId })
+        // every session and token from before ends (whoever caused the reset may hold one)
+        .set({
+          password_hash: passwordHash,
+          reset_token_hash: null,
+          reset_expires_at: null,
+          tokens_valid_after: at,
+          updated_at: at,
+          updated_by: userId,
+        })
         .where('id', '=', userId)
         .where('reset_token_hash', '=', hash)
         .where('reset_expires_at', '>', at)

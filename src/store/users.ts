@@ -246,11 +246,16 @@ export function userStore(db: Kysely<Database>): UserStore {
     async findPendingEmail(id) {
       const r = await db
         .selectFrom('users')
-        .select(['pending_email', 'pending_email_token_hash', 'pending_email_expires_at'])
+        .select(['pending_email', 'pending_email_token_hash', 'pending_email_expires_at', 'pending_email_mailed'])
         .where('id', '=', id)
         .executeTakeFirst();
       if (!r?.pending_email || !r.pending_email_token_hash || !r.pending_email_expires_at) return undefined;
-      return { email: r.pending_email, tokenHash: Buffer.from(r.pending_email_token_hash), expiresAt: r.pending_email_expires_at };
+      return {
+        email: r.pending_email,
+        tokenHash: Buffer.from(r.pending_email_token_hash),
+        expiresAt: r.pending_email_expires_at,
+        mailed: r.pending_email_mailed,
+      };
     },
 
     async setPendingEmail(id, pending, at) {
@@ -260,6 +265,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           pending_email: pending?.email ?? null,
           pending_email_token_hash: pending?.tokenHash ?? null,
           pending_email_expires_at: pending?.expiresAt ?? null,
+          pending_email_mailed: pending?.mailed ?? false,
           updated_at: at,
         })
         .where('id', '=', id)
@@ -272,12 +278,13 @@ export function userStore(db: Kysely<Database>): UserStore {
         .set({
           email,
           email_normalized: key,
-          // the old address's proof is not the new one's: proveAddress sets it again
+          // the old address's proof is not the new one's: proveEmail sets it again
           email_verified_at: null,
           email_superseded_at: null,
           pending_email: null,
           pending_email_token_hash: null,
           pending_email_expires_at: null,
+          pending_email_mailed: false,
           // a reset link mailed to the old address stops working
           reset_token_hash: null,
           reset_expires_at: null,
@@ -287,8 +294,9 @@ export function userStore(db: Kysely<Database>): UserStore {
         .where('id', '=', id)
         .execute()
         .catch(rethrowUnique);
-      return proveAddress(db, id, key, at);
     },
+
+    proveEmail: (id, key, at) => proveAddress(db, id, key, at),
 
     async deleteUser(id) {
       await db.deleteFrom('role_assignments').where('principal_kind', '=', 'user').where('principal_id', '=', id).execute();

@@ -9,9 +9,8 @@ import { isRoleId, ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
 import type { Clock } from '../clock.js';
-import { digestOpaqueToken, isOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
-import { timingSafeEqual } from 'node:crypto';
-import { badInput, conflict, DuplicateKeyError, forbidden, notFound } from '../errors.js';
+import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
+import { badInput, forbidden, notFound } from '../errors.js';
 import type { TenantStore } from '../tenants/store.js';
 import type { MailSender } from '../mail/model.js';
 import type { MailOutboxStore } from '../mail/store.js';
@@ -20,9 +19,9 @@ import { characterCount } from '../text.js';
 import { checkPage } from '../paging.js';
 import { parseTimeInput } from '../time.js';
 import type { Transactional } from '../transaction.js';
-import { addUser, EMAIL_PROVEN, EMAIL_TAKEN } from './creation.js';
+import { addUser } from './creation.js';
 import { checkDisplayName, checkEmail, emailKey, type User } from './model.js';
-import { emailConfirmUrl, setupUrl } from './setup-link.js';
+import { setupUrl } from './setup-link.js';
 import type { LastSignInFilter, UserStatusFilter, UserStore } from './store.js';
 
 const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satisfies UserStatusFilter[];
@@ -308,93 +307,6 @@ export class UserService {
       });
     }
     return { user: await this.reread(tx, user.id), setupUrl: mailed ? null : link, setupExpiresAt, mailed };
-  }
-
-  /**
-   * A signed-in person asks that their address become `rawEmail` (the account page). Nothing
-   * changes yet: a link is mailed to the new address (docs/users.md "Changing one's address"),
-   * valid as long as a set-up link; a second request replaces the first. Refused when the
-   * address is theirs already, or proven by another account.
-   */
-  async requestEmailChange(self: Principal, rawEmail: string): Promise<{ email: string; expiresAt: Date }> {
-    if (self.kind !== 'user') throw forbidden('Only a person changes their own address');
-    const { email, key } = checkEmail(rawEmail);
-    const token = newOpaqueToken();
-    return await this.store.transaction(async (tx) => {
-      const user = await tx.users.lockUser(self.id);
-      if (user?.status !== 'active') throw notFound('User');
-      if (key === user.emailNormalized) throw badInput(`${email} is your address already`, { field: 'email' });
-      const proven = await tx.users.findProvenUser(key);
-      if (proven && proven.id !== user.id) throw conflict(EMAIL_PROVEN);
-      const now = this.clock.now();
-      const expiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
-      await tx.users.setPendingEmail(user.id, { email, tokenHash: digestOpaqueToken(token), expiresAt }, now);
-      await this.mailer.send(tx, {
-        to: email,
-        tenantId: user.tenantId,
-        tenantName: await this.tenantName(tx, user.tenantId),
-        mail: { template: 'email_change', confirmUrl: emailConfirmUrl(this.settings.baseUrl, token), expiresAt, currentEmail: user.email },
-      });
-      await tx.audit.insertEvent(event(self, now, user.tenantId, 'user.email_change_requested', user.id, { email: user.email, new_email: email }));
-      return { email, expiresAt };
-    });
-  }
-
-  /** The new address a signed-in person asked for and has not confirmed yet. */
-  async pendingEmail(self: Principal): Promise<{ email: string; expiresAt: Date } | undefined> {
-    if (self.kind !== 'user') return undefined;
-    const pending = await this.store.users.findPendingEmail(self.id);
-    return pending && pending.expiresAt > this.clock.now() ? { email: pending.email, expiresAt: pending.expiresAt } : undefined;
-  }
-
-  /**
-   * The person followed the link mailed to their new address, signed in as the account that asked:
-   * the address becomes theirs, proven, and any account elsewhere that had it unproven gives way.
-   */
-  async confirmEmailChange(self: Principal, token: string): Promise<User> {
-    if (self.kind !== 'user') throw forbidden('Only a person changes their own address');
-    const invalid = () =>
-      badInput(
-        'This confirmation link does not work: it was used, it expired, a newer one replaced it, or it is for another account. Ask again on your account page.',
-        {
-          field: 'token',
-        },
-      );
-    if (!isOpaqueToken(token)) throw invalid();
-    try {
-      return await this.store.transaction(async (tx) => {
-        const user = await tx.users.lockUser(self.id);
-        if (user?.status !== 'active') throw notFound('User');
-        const pending = await tx.users.findPendingEmail(user.id);
-        const now = this.clock.now();
-        if (!pending || pending.expiresAt <= now || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token))) throw invalid();
-        const superseded = await tx.users.changeEmail(user.id, pending.email, checkEmail(pending.email).key, now);
-        await tx.audit.insertEvent(event(self, now, user.tenantId, 'user.email_changed', user.id, { email: user.email, new_email: pending.email }));
-        // the old address is told (the new one just proved itself): whoever took over a session
-        // and moved the account to their own address does not go unnoticed
-        await this.mailer.send(tx, {
-          to: user.email,
-          tenantId: user.tenantId,
-          tenantName: await this.tenantName(tx, user.tenantId),
-          mail: { template: 'email_changed', at: now, by: 'self', detail: pending.email },
-        });
-        for (const other of superseded) {
-          await tx.audit.insertEvent({
-            occurredAt: now,
-            tenantId: other.tenantId,
-            actor: { kind: 'system', id: 'email-proof' },
-            action: 'user.email_claimed_elsewhere',
-            target: { kind: 'user', id: other.id },
-            details: { email: pending.email },
-          });
-        }
-        return this.reread(tx, user.id);
-      });
-    } catch (err) {
-      if (err instanceof DuplicateKeyError && err.key === 'user.email') throw conflict(EMAIL_TAKEN);
-      if (err instanceof DuplicateKeyError && err.key === 'user.provenEmail') throw conflict(EMAIL_PROVEN);
-      throw err;
-    }
   }
 
   /** Deletes the user; returns it as it was. */

@@ -22,6 +22,9 @@ export interface PendingEmail {
   email: string;
   tokenHash: Buffer;
   expiresAt: Date;
+  /** the link went out through an SMTP server: following it proves the address (else it was
+   *  written to the outbox folder, which the operator reads, and proves nothing) */
+  mailed: boolean;
 }
 
 export type UserStatusFilter = 'active' | 'pending' | 'disabled';
@@ -77,12 +80,18 @@ export interface UserStore {
   /** Records (or with null, forgets) the new address a user asked for. */
   setPendingEmail(id: string, pending: PendingEmail | null, at: Date): Promise<void>;
   /**
-   * The user's address becomes `email` (its key `emailNormalized`), proven (the link was mailed
-   * to it), and the pending one is forgotten; every other account with that address nobody proved
-   * gives way, as at set-up (SignInStore.proveEmail). DuplicateKeyError 'user.email' (another user
-   * of its tenant has it) or 'user.provenEmail' (another account proved it).
+   * The user's address becomes `email` (its key `emailNormalized`), not proven yet (proveEmail
+   * follows when the link was mailed), and the pending one is forgotten, with any reset link
+   * mailed to the old address. DuplicateKeyError 'user.email' (another user of its tenant has it).
    */
-  changeEmail(id: string, email: string, emailNormalized: string, at: Date): Promise<{ id: string; tenantId: string }[]>;
+  changeEmail(id: string, email: string, emailNormalized: string, at: Date): Promise<void>;
+  /**
+   * The account proved its address (users/email-proof.ts says when): marked proven, and every
+   * other account with the address that nobody proved gives way (its set-up link stops, its
+   * sessions and tokens end, it signs in no more); those are returned. DuplicateKeyError
+   * 'user.provenEmail' when another account proved it first.
+   */
+  proveEmail(id: string, emailNormalized: string, at: Date): Promise<{ id: string; tenantId: string }[]>;
   /** Deletes the user with its role assignments, recovery codes and passkeys. */
   deleteUser(id: string): Promise<void>;
 }

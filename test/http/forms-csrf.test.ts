@@ -606,10 +606,11 @@ for (const engine of transportEngines()) {
         '/console/account/email': {
           prepare: async () => {
             count = await events('user.email_change_requested');
+            t.clock.advance(30_000);
             return {
               client: person.client,
               page: await person.client.get('/console/account'),
-              fields: { email: `forms-new-${Date.now()}@example.test` },
+              fields: { email: `forms-new-${Date.now()}@example.test`, code: totpCodeAt(person.key, t.clock.now()) },
             };
           },
           unchanged: async () => assert.equal(await events('user.email_change_requested'), count),

@@ -259,6 +259,18 @@ for (const engine of engines()) {
       assert.ok(events.some((e) => e.action === 'sso.domain_challenge_regenerated'));
     });
 
+    it('checks by hand are counted per tenant: twenty an hour, then RATE_LIMITED with the wait, and nothing is looked up', async () => {
+      const domain = fresh();
+      const c = await pendingConnection(domain);
+      for (let i = 0; i < 20; i++) assert.equal((await check(c.tenant, c.id, domain)).status, 'pending', `check ${i + 1}`);
+      const before = dns.asked.length;
+      const res = await gql(CHECK, { id: c.id, d: domain }, c.tenant);
+      assert.equal(errorCode(res), 'RATE_LIMITED', res.text);
+      assert.match(res.body.errors[0].message, /Too many domain checks for this tenant: the periodic check goes on meanwhile/);
+      assert.ok(res.body.errors[0].extensions.retryAfter > 0);
+      assert.equal(dns.asked.length, before, 'the refused check asked no DNS server');
+    });
+
     it("another tenant can neither check nor regenerate a connection's domain (NOT_FOUND), and nothing is looked up", async () => {
       const domain = fresh();
       const c = await pendingConnection(domain);

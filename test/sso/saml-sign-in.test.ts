@@ -13,6 +13,7 @@ import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
 import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
 import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
+import { proveAddress } from '../../src/store/email-proof.js';
 
 const TENANT_PATH = '/public/query';
 
@@ -291,26 +292,80 @@ for (const engine of transportEngines()) {
       }
     });
 
-    it("a squatter's unproven account elsewhere keeps nobody from the domain's IdP: /login goes there, and the sign-in makes the connection's tenant its own account", async () => {
+    it("a squatter's unproven account elsewhere keeps nobody from the domain's IdP: the sign-in makes the connection's tenant its own account, proven by the domain, and the squatter's gives way", async () => {
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       try {
         const squatters = await createTenant(t, '1', { name: 'SSO squatters' });
-        await signedInUser(t, `squatted@${DOMAIN}`, { tenant: squatters });
+        const squatter = await signedInUser(t, `squatted@${DOMAIN}`, { tenant: squatters });
         const client = new PageClient(t);
         // signIn: /login sends the address on to the IdP (toIdp asserts it), the ACS accepts
         assert.equal((await signIn(client, `squatted@${DOMAIN}`)).status, 303);
         assert.equal(await whoIsSignedIn(client), `squatted@${DOMAIN}`);
         const accounts = await t.db.kysely
           .selectFrom('users')
-          .select(['tenant_id', 'email_verified_at'])
+          .select(['id', 'tenant_id', 'email_verified_at', 'email_superseded_at'])
           .where('email_normalized', '=', `squatted@${DOMAIN}`)
           .orderBy('created_at')
           .execute();
         assert.deepEqual(
-          accounts.map((a) => String(a.tenant_id)),
-          [squatters, tenant],
-          "the squatter's account stays as it was; the sign-in made one in the connection's tenant",
+          accounts.map((a) => [String(a.tenant_id), a.email_verified_at !== null, a.email_superseded_at !== null]),
+          [
+            [squatters, false, true],
+            [tenant, true, false],
+          ],
+          "the sign-in made one in the connection's tenant, proven (its tenant proved the domain); the squatter's gave way",
         );
+        assert.equal(await whoIsSignedIn(squatter.client), undefined, "the squatter's session ended");
+        const proof = await t.db.kysely
+          .selectFrom('audit_events')
+          .select(['action', 'details'])
+          .where(
+            'target_id',
+            'in',
+            accounts.map((a) => a.id),
+          )
+          .where('action', 'in', ['user.email_verified', 'user.email_claimed_elsewhere'])
+          .orderBy('action')
+          .execute();
+        assert.deepEqual(
+          proof.map((e) => [e.action, (typeof e.details === 'string' ? JSON.parse(e.details) : e.details).by ?? null]),
+          [
+            ['user.email_claimed_elsewhere', null],
+            ['user.email_verified', 'sso'],
+          ],
+        );
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
+    it('an account linked to the IdP that gave way to a proof elsewhere signs in no more through it', async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const email = `gaveway@${DOMAIN}`;
+        assert.equal((await signIn(new PageClient(t), email)).status, 303);
+        const linked = (await userRow(email))!;
+        // an account linked before sign-ins proved addresses: unproven; another proves the address
+        await t.db.kysely.updateTable('users').set({ email_verified_at: null }).where('id', '=', linked.id).execute();
+        const elsewhere = await createTenant(t, '1', { name: 'Proven elsewhere' });
+        const other = await t.service.services.users.createAsOperator({ kind: 'operator', id: 'root' }, elsewhere, { email });
+        await proveAddress(t.db.kysely, other.user.id, email, new Date());
+        // /login sends the address to its proven account's password now; the connection's own
+        // sign-in link (an IdP tile, a bookmark) still reaches the IdP, which vouches as before
+        const client = new PageClient(t);
+        assert.equal(onwards(await typeAddress(client, email)), undefined);
+        const tile = await client.get(`/sso/saml/${connection}/login`);
+        const begun = await client.post(`/sso/saml/${connection}/login`, { _csrf: client.csrf(tile) });
+        assert.equal(begun.status, 303, begun.text);
+        assert.equal(begun.headers.location, '/login');
+        const onward = onwards((await client.get('/login')).text);
+        assert.equal(onward, `/sso/saml/${connection}/login`);
+        const location = String((await client.get(onward!)).headers.location);
+        idp.setUser(email);
+        const acs = await postBack(client, await idp.respond(location));
+        assert.equal(acs.status, 403, acs.text);
+        assert.match(acs.text, /Another account proved this address, so this one no longer signs in/);
+        assert.equal(await whoIsSignedIn(client), undefined);
       } finally {
         await setStatus({ status: 'Testing' });
       }

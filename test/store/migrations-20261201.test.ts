@@ -1,7 +1,8 @@
-// Upgrading a database of the release before mail (migration 20261201T0900-mail-outbox): every
-// existing account is grandfathered as having proven its address (addresses were unique across
-// the service, so none was squatted), and from then on an address is unique within a tenant and
-// among proven accounts only.
+// Upgrading a database of the release before mail (migrations 20261201T0900-mail-outbox and
+// 20261203T0900-email-proof-corrections): the accounts someone set up (a password) or signed in to
+// through SSO are grandfathered as having proven their address (addresses were unique across the
+// service); an invitation nobody used proves nothing (it may be a squat). From then on an address
+// is unique within a tenant and among proven accounts only.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -16,10 +17,10 @@ for (const engine of engines()) {
   describe(`upgrade to the mail outbox and proven addresses (${engine})`, () => {
     let db: Db;
     const created = new Date('2026-11-20T10:00:00Z');
-    const user = (tenant: string, email: string) =>
+    const user = (tenant: string, email: string, passwordHash: string | null = null, id = randomUUID()) =>
       (db.kysely as any)
         .insertInto('users')
-        .values({ id: randomUUID(), tenant_id: tenant, email, email_normalized: email, created_at: created, updated_at: created })
+        .values({ id, tenant_id: tenant, email, email_normalized: email, password_hash: passwordHash, created_at: created, updated_at: created })
         .execute();
 
     before(async () => {
@@ -44,19 +45,51 @@ for (const engine of engines()) {
           })
           .execute();
       }
-      await user('1', 'old@example.com');
+      await user('1', 'old@example.com', '$argon2id$set-up');
+      await user('1', 'invited@example.com');
+      const ssoUser = randomUUID();
+      await user('2', 'sso@example.com', null, ssoUser);
+      const connection = randomUUID();
+      await k
+        .insertInto('sso_connections')
+        .values({
+          id: connection,
+          tenant_id: '2',
+          name: 'IdP',
+          type: 'saml',
+          status: 'Enabled',
+          created_by: 'test',
+          created_at: created,
+          updated_at: created,
+        })
+        .execute();
+      await k
+        .insertInto('sso_identities')
+        .values({ connection_id: connection, name_id: 'sso@example.com', user_id: ssoUser, created_at: created })
+        .execute();
       await migrateToLatest(db.kysely);
     });
     after(() => db.close());
 
-    it('grandfathers existing accounts as proven; the outbox is empty', async () => {
+    it('grandfathers accounts set up or signed in to through SSO as proven, not an invitation nobody used; the outbox is empty', async () => {
       const rows = await (db.kysely as any)
         .selectFrom('users')
-        .select(['email', 'email_verified_at', 'email_superseded_at', 'setup_link_mailed'])
+        .select(['email', 'email_verified_at', 'email_superseded_at', 'setup_link_mailed', 'pending_email_mailed'])
+        .orderBy('email')
         .execute();
       assert.deepEqual(
-        rows.map((r: any) => [r.email, new Date(r.email_verified_at).getTime(), r.email_superseded_at, r.setup_link_mailed]),
-        [['old@example.com', created.getTime(), null, false]],
+        rows.map((r: any) => [
+          r.email,
+          r.email_verified_at === null ? null : new Date(r.email_verified_at).getTime(),
+          r.email_superseded_at,
+          r.setup_link_mailed,
+          r.pending_email_mailed,
+        ]),
+        [
+          ['invited@example.com', null, null, false, false],
+          ['old@example.com', created.getTime(), null, false, false],
+          ['sso@example.com', created.getTime(), null, false, false],
+        ],
       );
       assert.equal((await (db.kysely as any).selectFrom('mail_outbox').selectAll().execute()).length, 0);
     });

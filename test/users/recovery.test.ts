@@ -99,12 +99,19 @@ for (const engine of engines()) {
       const email = 'reset@example.com';
       const { client, key } = await signedInUser(t, email);
       assert.equal((await client.get('/console')).status, 200, 'signed in before');
+      // a token the person got before (a CLI's device login): whoever reset may not be the owner
+      const row = await t.db.kysely.selectFrom('users').select(['id', 'tenant_id']).where('email_normalized', '=', email).executeTakeFirstOrThrow();
+      const cliToken = (await t.service.services.tokens.issue({ kind: 'user', id: row.id, tenantId: String(row.tenant_id) })).token;
+      const me = async () => (await t.gql(cliToken, '{ me { id } }', {})).body;
+      assert.equal((await me()).data?.me?.id, row.id);
+      t.clock.advance(1000);
       const link = await mailedResetLink(email);
       const from = await mark();
       const { res } = await followReset(link);
       assert.equal(res.status, 303);
       assert.equal(res.headers.location, '/login?password_reset=1');
       assert.notEqual((await client.get('/console')).status, 200, 'the session from before the reset ended');
+      assert.equal((await me()).errors?.[0]?.extensions?.code, 'UNAUTHENTICATED', 'and the tokens from before it');
 
       // the old password no longer works; the new one does, and the code is still asked
       assert.equal((await signIn(email, PASSWORD, nextCode(key))).res.status, 400);
@@ -266,7 +273,7 @@ for (const engine of engines()) {
 
     it('notices: a password changed on the account page, an address changed (to the old one), a device approved', async () => {
       const email = 'noticed@example.com';
-      const { client } = await signedInUser(t, email);
+      const { client, key } = await signedInUser(t, email);
       const from = await mark();
       let page = await client.get('/console/account');
       const changed = await client.post('/console/account/password', {
@@ -285,7 +292,8 @@ for (const engine of engines()) {
 
       // the address: the confirmation link goes to the new address, the notice to the old one
       page = await client.get('/console/account');
-      assert.equal((await client.post('/console/account/email', { _csrf: client.csrf(page), email: 'moved@example.com' })).status, 303);
+      const asked = await client.post('/console/account/email', { _csrf: client.csrf(page), email: 'moved@example.com', code: nextCode(key) });
+      assert.equal(asked.status, 303, asked.text);
       const [confirm] = await deliver('moved@example.com', from);
       const url = new URL(/https?:\/\/\S+\/console\/account\/email\/confirm\?token=[A-Za-z0-9_-]+/.exec(confirm!.parsed.text ?? '')![0]);
       const marked = await mark();

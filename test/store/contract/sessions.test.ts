@@ -57,7 +57,7 @@ for (const engine of engines()) {
       await c.store.sessions.insertSession(signedIn);
       assert.deepEqual(await c.store.sessions.findSession(signedIn.idHash), {
         ...signedIn,
-        user: { disabledAt: null, tokensValidAfter: null, tenantEnabled: true },
+        user: { disabledAt: null, emailSupersededAt: null, tokensValidAfter: null, tenantEnabled: true },
       });
       assert.equal(await c.store.sessions.findSession(sha256('no such session')), undefined);
     });
@@ -70,6 +70,7 @@ for (const engine of engines()) {
       await c.store.users.setDisabled(u.id, at(HOUR), at(HOUR), 'admin');
       assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.user, {
         disabledAt: at(HOUR),
+        emailSupersededAt: null,
         tokensValidAfter: at(HOUR),
         tenantEnabled: true,
       });
@@ -77,6 +78,7 @@ for (const engine of engines()) {
       await c.store.tenants.updateTenant(t.id, { enabled: false, tokensValidAfter: at(3 * HOUR), updatedAt: at(3 * HOUR) });
       assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.user, {
         disabledAt: null,
+        emailSupersededAt: null,
         tokensValidAfter: at(3 * HOUR),
         tenantEnabled: false,
       });
@@ -84,7 +86,20 @@ for (const engine of engines()) {
       await c.store.users.resetSignIn(u.id, sha256(`${u.id} link`), at(9 * HOUR), at(5 * HOUR), 'admin');
       assert.deepEqual((await c.store.sessions.findSession(s.idHash))?.user, {
         disabledAt: null,
+        emailSupersededAt: null,
         tokensValidAfter: at(5 * HOUR),
+        tenantEnabled: true,
+      });
+      // another account proved the address: this one gave way
+      const other = await newUser(c.store, a.id, { email: u.email });
+      await c.store.transaction((tx) => tx.users.proveEmail(other.id, u.emailNormalized, at(6 * HOUR)));
+      assert.equal(await c.store.sessions.findSession(s.idHash), undefined, 'its sessions end with it');
+      const later = session(u.id);
+      await c.store.sessions.insertSession(later);
+      assert.deepEqual((await c.store.sessions.findSession(later.idHash))?.user, {
+        disabledAt: null,
+        emailSupersededAt: at(6 * HOUR),
+        tokensValidAfter: at(6 * HOUR),
         tenantEnabled: true,
       });
     });

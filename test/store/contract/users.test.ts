@@ -94,7 +94,7 @@ for (const engine of engines()) {
       const key = older.emailNormalized;
       assert.equal((await c.store.users.findUserByEmail(key))?.id, older.id, 'none proven: the oldest');
       assert.equal(await c.store.users.findProvenUser(key), undefined);
-      const superseded = await c.store.transaction((tx) => tx.signIn.proveEmail(newer.id, key, at(4)));
+      const superseded = await c.store.transaction((tx) => tx.users.proveEmail(newer.id, key, at(4)));
       assert.deepEqual(superseded.map((s) => s.id).sort(), [older.id, third.id].sort());
       assert.equal((await c.store.users.findUserByEmail(key))?.id, newer.id, 'the proven one');
       assert.equal((await c.store.users.findProvenUser(key))?.id, newer.id);
@@ -105,29 +105,35 @@ for (const engine of engines()) {
       // a fourth account, made after the proof, cannot prove the address too
       const late = await newUser(c.store, (await childOf(c.store, b)).id, { email, createdAt: at(5) });
       await rejectsDuplicate(
-        c.store.transaction((tx) => tx.signIn.proveEmail(late.id, key, at(6))),
+        c.store.transaction((tx) => tx.users.proveEmail(late.id, key, at(6))),
         'user.provenEmail',
       );
     });
 
-    it('a new address waits with its link until confirmed; then it is the account’s, proven, and the ones that had it unproven give way', async () => {
+    it('a new address waits with its link (and whether it was mailed) until confirmed; then it is the account’s, unproven until proveEmail', async () => {
       const email = `new-${randomUUID()}@example.com`;
       const u = await newUser(c.store, a.id);
       const squatter = await newUser(c.store, b.id, { email });
       assert.equal(await c.store.users.findPendingEmail(u.id), undefined);
-      const pending = { email, tokenHash: sha256(`${u.id} change`), expiresAt: at(HOUR) };
+      const folder = { email, tokenHash: sha256(`${u.id} folder`), expiresAt: at(HOUR), mailed: false };
+      await c.store.users.setPendingEmail(u.id, folder, at(1));
+      assert.deepEqual(await c.store.users.findPendingEmail(u.id), folder);
+      const pending = { email, tokenHash: sha256(`${u.id} change`), expiresAt: at(HOUR), mailed: true };
       await c.store.users.setPendingEmail(u.id, pending, at(1));
-      assert.deepEqual(await c.store.users.findPendingEmail(u.id), pending);
-      const superseded = await c.store.transaction((tx) => tx.users.changeEmail(u.id, email, email, at(2)));
-      assert.deepEqual(superseded, [{ id: squatter.id, tenantId: b.id }]);
+      assert.deepEqual(await c.store.users.findPendingEmail(u.id), pending, 'a newer request replaces the older');
+      await c.store.transaction((tx) => tx.users.changeEmail(u.id, email, email, at(2)));
       const changed = await c.store.users.findUser(u.id);
-      assert.deepEqual([changed?.email, changed?.emailNormalized, changed?.emailStatus], [email, email, 'verified']);
+      assert.deepEqual([changed?.email, changed?.emailNormalized, changed?.emailStatus], [email, email, 'unverified']);
       assert.equal(await c.store.users.findPendingEmail(u.id), undefined, 'the pending address is forgotten');
+      assert.equal((await c.store.users.findUser(squatter.id))?.emailStatus, 'unverified', 'a change alone supersedes nobody');
+      const superseded = await c.store.transaction((tx) => tx.users.proveEmail(u.id, email, at(3)));
+      assert.deepEqual(superseded, [{ id: squatter.id, tenantId: b.id }]);
       assert.equal((await c.store.users.findUser(squatter.id))?.emailStatus, 'claimed_elsewhere');
       // another account cannot take it over the same way
       const other = await newUser(c.store, (await childOf(c.store, b)).id);
+      await c.store.transaction((tx) => tx.users.changeEmail(other.id, email, email, at(4)));
       await rejectsDuplicate(
-        c.store.transaction((tx) => tx.users.changeEmail(other.id, email, email, at(3))),
+        c.store.transaction((tx) => tx.users.proveEmail(other.id, email, at(5))),
         'user.provenEmail',
       );
     });

@@ -83,11 +83,14 @@ ${failureOf(o.failure, 'password')}
 </form>
 <h2 id="email-heading">Your e-mail address</h2>
 <p>A new address takes effect only once you follow the link we mail to it, signed in as you are now: that proves it is yours.</p>
-${o.pendingEmail ? html`<p class="notice" role="status">A confirmation link was mailed to <strong>${o.pendingEmail.email}</strong>; it works until ${when(o.pendingEmail.expiresAt)}. Until you follow it, you sign in as ${o.email}.</p>` : ''}
+${o.pendingEmail ? html`<p class="notice" role="status">You asked to use <strong>${o.pendingEmail.email}</strong>: if it can be yours, a confirmation link was mailed to it, which works until ${when(o.pendingEmail.expiresAt)}. Until you follow it, you sign in as ${o.email}.</p>` : ''}
 ${failureOf(o.failure, 'email')}
 <form class="fields" method="post" action="${ACCOUNT_EMAIL_PATH}" aria-labelledby="email-heading">${csrfField(o.session)}
 <label for="new-email">New e-mail address</label>
 <input id="new-email" name="email" type="email" autocomplete="email" required>
+<label for="email-code">Code from your authenticator</label>
+<input id="email-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required aria-describedby="email-code-hint">
+<p id="email-code-hint" class="hint">The code your authenticator app shows now: whoever finds your session open cannot move your account to their address.</p>
 <div class="actions"><button type="submit">Send a confirmation link</button></div>
 </form>
 <h2>Your authenticator</h2>
@@ -117,6 +120,12 @@ ${others === 0 ? html`<p id="no-others" class="hint">You are signed in nowhere e
 </form>
 <p><a href="${CONSOLE_PATH}">Back to your tenants</a></p>`,
   };
+}
+
+/** The answer to a new address asked for: the same whether or not it can become the person's
+ *  (another account may have proven it; the page does not say which addresses have accounts). */
+export function emailChangeRequested(email: string): string {
+  return `If ${email} can be yours, a confirmation link was mailed to it. Open it, signed in as you are now, to use that address. No mail within a few minutes? The address may belong to another account: ask your administrator.`;
 }
 
 /** The new authenticator's key, until a first code from it confirms it. */

@@ -14,8 +14,15 @@ import type { TotpSecret } from '../../../users/totp.js';
 import { COPY_SCRIPT_PATH } from '../copy-script.js';
 import { recoveryCodesFile } from '../sign-in-pages.js';
 import { PASSKEY_SCRIPT_PATH } from '../passkey-script.js';
-import { accountPage, type FormFailure, recoveryCodesShown, reenrolPage, removePasskeyConfirmation, signInToConfirm } from './account-views.js';
-import { AppError } from '../../../errors.js';
+import {
+  accountPage,
+  emailChangeRequested,
+  type FormFailure,
+  recoveryCodesShown,
+  reenrolPage,
+  removePasskeyConfirmation,
+  signInToConfirm,
+} from './account-views.js';
 import { type ConsoleKit, formOf, queryOf, text, type Viewer } from './kit.js';
 import { ACCOUNT_PATH } from './paths.js';
 
@@ -26,7 +33,7 @@ export function accountPages(c: ConsoleKit) {
     const sessions = await services.sessions.ofUser(who.session);
     const passkeys = await services.signIn.passkeysOf(who.session);
     const passkeyOptions = await services.signIn.passkeyRegistrationOptions(who.session);
-    const pendingEmail = await services.users.pendingEmail(who.principal);
+    const pendingEmail = await services.emailChange.pending(who.session);
     const view = accountPage({
       session: who.session,
       email: who.email,
@@ -167,25 +174,21 @@ export function accountPages(c: ConsoleKit) {
       return c.done(reply, who, `The passkey ${outcome.name} was removed: it no longer signs you in.`, ACCOUNT_PATH);
     },
 
-    /** POST /console/account/email → UserService.requestEmailChange (a link mailed to the new address) */
+    /** POST /console/account/email → EmailChangeService.request (a current code; a link mailed to the new address) */
     async requestEmailChange(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.poster(req, reply);
       if (!who) return reply;
-      try {
-        const asked = await services.users.requestEmailChange(who.principal, text(formOf(req).email) ?? '');
-        return c.done(
-          reply,
-          who,
-          `A confirmation link was mailed to ${asked.email}. Open it, signed in as you are now, to use that address.`,
-          ACCOUNT_PATH,
-        );
-      } catch (err) {
-        if (!(err instanceof AppError && (err.code === 'BAD_USER_INPUT' || err.code === 'CONFLICT'))) throw err;
-        return show(reply, who, err.code === 'CONFLICT' ? 409 : 400, { failure: { form: 'email', message: err.message } });
-      }
+      const form = formOf(req);
+      const outcome = await services.emailChange.request(
+        who.session,
+        { email: text(form.email) ?? '', code: text(form.code) ?? '' },
+        c.attemptOf(req),
+      );
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'email');
+      return c.done(reply, who, emailChangeRequested(outcome.email), ACCOUNT_PATH);
     },
 
-    /** GET /console/account/email/confirm?token=… → UserService.confirmEmailChange (signed in as the account that asked) */
+    /** GET /console/account/email/confirm?token=… → EmailChangeService.confirm (signed in as the account that asked) */
     async confirmEmailChange(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.viewerIfAny(req);
       // not signed in: no redirect that would carry the token into a sign-in's state
@@ -194,13 +197,9 @@ export function accountPages(c: ConsoleKit) {
         return c.sendBare(reply, 200, page.title, page.body);
       }
       const token = (req.query as Record<string, unknown>).token;
-      try {
-        const user = await services.users.confirmEmailChange(who.principal, typeof token === 'string' ? token : '');
-        return c.done(reply, who, `Your e-mail address is now ${user.email}: sign in with it from now on.`, ACCOUNT_PATH);
-      } catch (err) {
-        if (!(err instanceof AppError && (err.code === 'BAD_USER_INPUT' || err.code === 'CONFLICT'))) throw err;
-        return show(reply, who, err.code === 'CONFLICT' ? 409 : 400, { failure: { form: 'email', message: err.message } });
-      }
+      const outcome = await services.emailChange.confirm(who.session, typeof token === 'string' ? token : '');
+      if (outcome.kind === 'refused') return refused(reply, who, outcome, 'email');
+      return c.done(reply, who, `Your e-mail address is now ${outcome.email}: sign in with it from now on.`, ACCOUNT_PATH);
     },
 
     /** POST /console/account/sessions → SessionService.endOthers */
