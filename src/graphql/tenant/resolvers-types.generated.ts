@@ -263,7 +263,8 @@ export type Mutation = {
   /**
    * Addition: looks the domain's TXT record `_gatehouse-challenge.<domain>` up now (it is also
    * checked periodically) and records what was found: `domainProofs` then says whether the domain is
-   * proven, or why not. Needs Administrator in the tenant or a partner above it.
+   * proven, or why not. Needs Administrator in the tenant or a partner above it. At most 20 an hour
+   * per tenant: then `RATE_LIMITED` with `extensions.retryAfter` (the periodic check goes on).
    */
   checkSSODomain: Maybe<SsoConnection>;
   /**
