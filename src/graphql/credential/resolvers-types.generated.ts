@@ -369,9 +369,10 @@ export type User = {
   /** Addition: the person has signed in through an SSO connection of their tenant (docs/sso.md). */
   sso: Scalars['Boolean']['output'];
   /**
-   * Addition: whether this account proved its e-mail address (set up through a link mailed to it;
-   * accounts older than the rule count as proven). Of all tenants' accounts with one address, at most
-   * one has proven it, and that one is the address's sign-in (docs/users.md).
+   * Addition: whether this account proved its e-mail address (set up through a link mailed to it,
+   * a new address confirmed through a link mailed to it, or a sign-in through SSO in a domain its
+   * tenant proved by DNS; accounts set up before the rule count as proven). Of all tenants' accounts
+   * with one address, at most one has proven it, and that one is the address's sign-in (docs/users.md).
    */
   email_verified: Scalars['Boolean']['output'];
   /**
