@@ -121,7 +121,7 @@ export function createServices(deps: {
     store,
     box,
     clock,
-    deps.mailTransport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : folderTransport(config.dataDir)),
+    deps.mailTransport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : folderTransport(config.dataDir, box)),
     { from: mailFrom(config), replyTo: config.mailReplyTo, product: config.vendorName },
     config.smtpUrl !== undefined,
   );

@@ -1,11 +1,14 @@
 // Where a message goes when it is delivered: an SMTP server (GATEHOUSE_SMTP_URL, through
 // nodemailer: `smtp://` upgrades with STARTTLS when the server offers it, `smtps://` is TLS from
 // the start), or, with none configured (the embedded default), a file per message in the data
-// folder's `outbox` folder, which `gatehouse mail show` prints.
+// folder's `outbox` folder, which `gatehouse mail show` prints. A message there may carry a live
+// link (a set-up or reset link): it is sealed (crypto/sealed-box.ts, the service's keys), never
+// written in clear; beside it, what `gatehouse mail` lists (to, subject: no secret).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import type { SealedBox } from '../crypto/sealed-box.js';
 
 export interface Envelope {
   /** the outbox row's id: the file's name, and the Message-ID's left part */
@@ -49,8 +52,14 @@ export function smtpTransport(url: string, tls?: { rejectUnauthorized?: boolean 
   };
 }
 
-/** The outbox folder `<dataDir>/outbox`: one `.eml` file per message, readable by the owner only. */
-export function folderTransport(dataDir: string): MailTransport {
+/** The sealing context of a message in the outbox folder. */
+export const FOLDER_MAIL_CONTEXT = 'mail-outbox-folder';
+
+/** A message of the outbox folder: `<id>.eml.sealed` (the RFC 822 message, sealed). */
+export const sealedMailFile = (dataDir: string, id: string) => join(outboxFolder(dataDir), `${id}.eml.sealed`);
+
+/** The outbox folder `<dataDir>/outbox`: one sealed `.eml.sealed` file per message, readable by the owner only. */
+export function folderTransport(dataDir: string, box: Pick<SealedBox, 'seal'>): MailTransport {
   const dir = outboxFolder(dataDir);
   const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
@@ -58,8 +67,10 @@ export function folderTransport(dataDir: string): MailTransport {
     async deliver(e) {
       const built = await builder.sendMail(message(e));
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      await writeFile(join(dir, `${e.id}.eml`), built.message as Buffer, { mode: 0o600 });
-      // what `gatehouse mail` lists, without parsing the message (no secret: the link is in the .eml only)
+      await writeFile(sealedMailFile(dataDir, e.id), `${box.seal((built.message as Buffer).toString('utf8'), FOLDER_MAIL_CONTEXT)}\n`, {
+        mode: 0o600,
+      });
+      // what `gatehouse mail` lists, without opening the message (no secret: a link is in the sealed message only)
       const summary: FolderMail = { id: e.id, to: e.to, subject: e.subject, writtenAt: new Date().toISOString() };
       await writeFile(join(dir, `${e.id}.json`), `${JSON.stringify(summary)}\n`, { mode: 0o600 });
     },

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { loadConfig } from '../../src/config.js';
 import { MAX_ATTEMPTS } from '../../src/mail/model.js';
-import { smtpTransport } from '../../src/mail/transports.js';
+import { FOLDER_MAIL_CONTEXT, smtpTransport } from '../../src/mail/transports.js';
+import { SealedBox } from '../../src/crypto/sealed-box.js';
 import { openDb } from '../../src/store/db.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -238,7 +239,7 @@ describe('without SMTP: the outbox folder and gatehouse mail', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows the link to the administrator and writes the mail to the outbox folder, which gatehouse mail lists and shows', async () => {
+  it('shows the link to the administrator and writes the mail, sealed, to the outbox folder, which gatehouse mail lists and shows', async () => {
     const res = await t.gql(await t.rootToken(), CREATE, { e: 'folder@example.com' });
     const made = res.body.data.createUser;
     assert.equal(made.setup_link_mailed, false);
@@ -246,18 +247,24 @@ describe('without SMTP: the outbox folder and gatehouse mail', () => {
     assert.equal((await t.service.services.mail.deliverDue()).sent, 1);
     const files = readdirSync(join(dir, 'outbox')).sort();
     assert.equal(files.length, 2);
-    const eml = await simpleParser(readFileSync(join(dir, 'outbox', files.find((f) => f.endsWith('.eml'))!)));
+    const sealed = readFileSync(join(dir, 'outbox', files.find((f) => f.endsWith('.eml.sealed'))!), 'utf8');
+    const token = new URL(made.setup_url).searchParams.get('token')!;
+    for (const f of files) assert.ok(!readFileSync(join(dir, 'outbox', f), 'utf8').includes(token), `${f}: no link in clear on disk`);
+    const box = new SealedBox(t.config.encryptionKeys);
+    const eml = await simpleParser(box.open(sealed.trim(), FOLDER_MAIL_CONTEXT));
     assert.ok(eml.text?.includes(made.setup_url), 'the same link as shown');
     assert.equal(eml.subject, 'You are invited to Vendor on Vendor');
 
     const config = loadConfig({ GATEHOUSE_DATA_DIR: dir, GATEHOUSE_ENCRYPTION_KEY: t.config.encryptionKeys[0]!.toString('hex') });
     const listed = await captured(() => mailCommand(config, []));
-    const id = files[0]!.replace(/\.(eml|json)$/, '');
+    const id = files[0]!.replace(/\.(eml\.sealed|json)$/, '');
     assert.match(listed, new RegExp(`${id} .* to folder@example\\.com +"You are invited to`));
     assert.ok(!listed.includes('token='), 'the list shows no link');
     const shown = await captured(() => mailCommand(config, ['show', id]));
     assert.ok(shown.includes(`To: folder@example.com`));
-    assert.ok((await simpleParser(shown.slice(shown.indexOf('\n') + 1))).text?.includes(made.setup_url));
+    assert.ok((await simpleParser(shown.slice(shown.indexOf('\n') + 1))).text?.includes(made.setup_url), 'gatehouse mail show opens it');
+    const otherKey = loadConfig({ GATEHOUSE_DATA_DIR: dir, GATEHOUSE_ENCRYPTION_KEY: 'ab'.repeat(32) });
+    await assert.rejects(mailCommand(otherKey, ['show', id]), /cannot be opened with the configured GATEHOUSE_ENCRYPTION_KEY/);
   });
 });
 

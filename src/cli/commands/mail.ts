@@ -12,7 +12,7 @@ import { SealedBox, resolveEncryptionKeys } from '../../crypto/sealed-box.js';
 import { AppError } from '../../errors.js';
 import type { MailStatus, OutboxMail } from '../../mail/model.js';
 import { MailService } from '../../mail/service.js';
-import { type FolderMail, folderTransport, outboxFolder } from '../../mail/transports.js';
+import { FOLDER_MAIL_CONTEXT, type FolderMail, folderTransport, outboxFolder, sealedMailFile } from '../../mail/transports.js';
 import { mailFrom } from '../../services.js';
 import type { Db } from '../../store/db.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
@@ -71,10 +71,17 @@ export async function mailCommand(config: Config, args: string[]): Promise<numbe
   const line = mailCommandLine(args);
   const out = (text: string) => process.stdout.write(`${text}\n`);
   if (line.action === 'show' && line.id !== null && /^[0-9a-f-]{36}$/i.test(line.id)) {
-    const file = join(outboxFolder(config.dataDir), `${line.id.toLowerCase()}.eml`);
+    const file = sealedMailFile(config.dataDir, line.id.toLowerCase());
     if (existsSync(file)) {
-      out(`# ${file}`);
-      process.stdout.write(readFileSync(file, 'utf8'));
+      const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, config.databaseUrl ? 'postgres' : 'pglite'));
+      let text: string;
+      try {
+        text = box.open(readFileSync(file, 'utf8').trim(), FOLDER_MAIL_CONTEXT);
+      } catch (err) {
+        throw new UsageError(`${file} cannot be opened with the configured GATEHOUSE_ENCRYPTION_KEY (${(err as Error).message})`);
+      }
+      out(`# ${file} (sealed on disk, opened here)`);
+      process.stdout.write(text);
       return 0;
     }
   }
@@ -115,7 +122,7 @@ export async function mailCommand(config: Config, args: string[]): Promise<numbe
       createStore(db.kysely, systemClock),
       box,
       systemClock,
-      folderTransport(config.dataDir),
+      folderTransport(config.dataDir, box),
       { from: mailFrom(config), replyTo: config.mailReplyTo, product: config.vendorName },
       config.smtpUrl !== undefined,
     );
