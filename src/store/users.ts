@@ -66,6 +66,16 @@ export function userStore(db: Kysely<Database>): UserStore {
         eb.exists(eb.selectFrom('sso_identities').select('sso_identities.user_id').whereRef('sso_identities.user_id', '=', 'users.id')).as('sso'),
       );
 
+  /** The accounts with an address that have not given way, the address's sign-in account first
+   *  (docs/users.md): the one that proved it, else the oldest. */
+  const byAddress = (key: string) =>
+    selectUsers()
+      .where('email_normalized', '=', key)
+      .where('email_superseded_at', 'is', null)
+      .orderBy(sql`email_verified_at is null`)
+      .orderBy('created_at')
+      .orderBy('id');
+
   /** Role assignments of many users in one query, ordered for stable output. */
   async function assignmentsOf(ids: string[]): Promise<Map<string, RoleAssignment[]>> {
     const byUser = new Map<string, RoleAssignment[]>(ids.map((id) => [id, []]));
@@ -120,30 +130,9 @@ export function userStore(db: Kysely<Database>): UserStore {
 
     findUser: async (id) => one(await selectUsers().where('id', '=', id).executeTakeFirst()),
 
-    // the address's sign-in account (docs/users.md): the one that proved it, else the oldest that
-    // gave way to no proof
-    findUserByEmail: async (key) =>
-      one(
-        await selectUsers()
-          .where('email_normalized', '=', key)
-          .where('email_superseded_at', 'is', null)
-          .orderBy(sql`email_verified_at is null`)
-          .orderBy('created_at')
-          .orderBy('id')
-          .limit(1)
-          .executeTakeFirst(),
-      ),
+    findUserByEmail: async (key) => one(await byAddress(key).limit(1).executeTakeFirst()),
 
-    findUsersByEmail: async (key) =>
-      withAssignments(
-        await selectUsers()
-          .where('email_normalized', '=', key)
-          .where('email_superseded_at', 'is', null)
-          .orderBy(sql`email_verified_at is null`)
-          .orderBy('created_at')
-          .orderBy('id')
-          .execute(),
-      ),
+    findUsersByEmail: async (key) => withAssignments(await byAddress(key).execute()),
 
     findProvenUser: async (key) =>
       one(await selectUsers().where('email_normalized', '=', key).where('email_verified_at', 'is not', null).executeTakeFirst()),

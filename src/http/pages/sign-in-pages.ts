@@ -139,16 +139,7 @@ ${
           'Choose your password',
           html`${problem}
 <p>Setting up <strong>${email}</strong>.</p>
-<form method="post" action="/login">${csrf}
-<label for="username">Account</label>
-<input id="username" name="username" type="email" autocomplete="username" value="${email}" readonly>
-<label for="password">New password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
-<p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
-<label for="confirmation">The same password again</label>
-<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
-<button type="submit">Continue</button>
-</form>`,
+${newPasswordForm(csrf, email, 'Continue')}`,
         );
       }
       case 'reset': {
@@ -161,16 +152,7 @@ ${
           html`${problem}
 <p>Choosing a new password for <strong>${email}</strong>.</p>
 <p class="hint">Your authenticator app stays as it is: after this, sign in with the new password and a code from the app (or a recovery code). Every session of this account is signed out.</p>
-<form method="post" action="/login">${csrf}
-<label for="username">Account</label>
-<input id="username" name="username" type="email" autocomplete="username" value="${email}" readonly>
-<label for="password">New password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
-<p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
-<label for="confirmation">The same password again</label>
-<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
-<button type="submit">Set the new password</button>
-</form>`,
+${newPasswordForm(csrf, email, 'Set the new password')}`,
         );
       }
       default: {
@@ -436,4 +418,19 @@ ${
       return reply.redirect('/login?signed_out=1', 303);
     },
   };
+}
+
+/** The form of a first or new password (set-up and reset links): the account named for password
+ *  managers, the password twice. */
+function newPasswordForm(csrf: ReturnType<typeof csrfField>, email: string, button: string) {
+  return html`<form method="post" action="/login">${csrf}
+<label for="username">Account</label>
+<input id="username" name="username" type="email" autocomplete="username" value="${email}" readonly>
+<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required autofocus aria-describedby="pw-hint">
+<p id="pw-hint" class="hint">At least 12 characters. A few unrelated words make a good one.</p>
+<label for="confirmation">The same password again</label>
+<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
+<button type="submit">${button}</button>
+</form>`;
 }
