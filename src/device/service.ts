@@ -1,6 +1,7 @@
 // Device-authorization use cases (RFC 8628; docs/users.md, "Device login"): start, poll (the
 // token endpoint's device grant), and the browser's side: find a code, approve or deny it as the
 // signed-in person, who must be the account the CLI named.
+import { tenantNameOf } from '../tenants/display-name.js';
 import type { PrincipalStore } from '../access/store.js';
 import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
 import { addressPrefix } from '../oauth/address-prefix.js';
@@ -184,7 +185,7 @@ export class DeviceService {
         await this.mailer.send(tx, {
           to: user.email,
           tenantId: user.tenantId,
-          tenantName: (await tx.tenants.findTenant(user.tenantId))?.name ?? `tenant ${user.tenantId}`,
+          tenantName: await tenantNameOf(tx.tenants, user.tenantId),
           mail: {
             template: 'device_approved',
             at: now,

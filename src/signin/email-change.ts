@@ -7,6 +7,7 @@
 // nobody which addresses have accounts. The new address is proven only when its link went out
 // through an SMTP server: a link read from the outbox folder was relayed by the operator and
 // proves nothing (users/email-proof.ts).
+import { tenantNameOf } from '../tenants/display-name.js';
 import { timingSafeEqual } from 'node:crypto';
 import { AttemptGate, type AttemptStores } from '../attempts/gate.js';
 import { principalEvent } from '../audit/model.js';
@@ -110,7 +111,7 @@ export class EmailChangeService {
         await this.mailer.send(tx, {
           to: asked.email,
           tenantId: user.tenantId,
-          tenantName: (await tx.tenants.findTenant(user.tenantId))?.name ?? `tenant ${user.tenantId}`,
+          tenantName: await tenantNameOf(tx.tenants, user.tenantId),
           mail: {
             template: 'email_change',
             confirmUrl: emailConfirmUrl(this.settings.baseUrl, token),
@@ -171,7 +172,7 @@ export class EmailChangeService {
         await this.mailer.send(tx, {
           to: user.email,
           tenantId: user.tenantId,
-          tenantName: (await tx.tenants.findTenant(user.tenantId))?.name ?? `tenant ${user.tenantId}`,
+          tenantName: await tenantNameOf(tx.tenants, user.tenantId),
           mail: { template: 'email_changed', at: now, by: 'self', detail: email },
         });
         return { kind: 'changed' as const, email, proven: pending.mailed };

@@ -23,6 +23,7 @@
 // step and fails there with the same words, after the same password-hashing work, under the same
 // counts. Every guess (password, code) is counted before it is checked (attempts/gate.ts), so no
 // number of guesses made at once gets more checked than the counts allow.
+import { tenantNameOf } from '../tenants/display-name.js';
 import { AttemptGate, type AttemptKeys, type AttemptStores, type Reservation } from '../attempts/gate.js';
 import type { AttemptKind } from '../attempts/model.js';
 import { ATTEMPT_RULES, attemptKey, BROWSER_CEILING, isStale } from '../attempts/model.js';
@@ -1207,8 +1208,8 @@ export class SignInService {
     });
   }
 
-  private async tenantName(tx: Pick<SignInStores, 'tenants'>, tenantId: string): Promise<string> {
-    return (await tx.tenants.findTenant(tenantId))?.name ?? `tenant ${tenantId}`;
+  private tenantName(tx: Pick<SignInStores, 'tenants'>, tenantId: string): Promise<string> {
+    return tenantNameOf(tx.tenants, tenantId);
   }
 
   /** argon2 work for an address without an account, so that timing does not tell. */

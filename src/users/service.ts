@@ -1,6 +1,7 @@
 // User use cases (docs/users.md). Each checks authorization first, then the rules, then writes all
 // it changes in one transaction with its audit event. Operators at the CLI act as the system
 // (actor: the operator, the OS user) and skip the role checks: they already hold the database.
+import { tenantNameOf } from '../tenants/display-name.js';
 import { randomUUID } from 'node:crypto';
 import { checkGrantableRoles, checkRoleHere, mayGrant } from '../access/grants.js';
 import { assertCan, can } from '../access/policy.js';
@@ -146,8 +147,8 @@ export class UserService {
     return { user, setupUrl: mailed ? null : link, setupExpiresAt: user.setupExpiresAt, mailed };
   }
 
-  private async tenantName(tx: UserStores, tenantId: string): Promise<string> {
-    return (await tx.tenants.findTenant(tenantId))?.name ?? `tenant ${tenantId}`;
+  private tenantName(tx: UserStores, tenantId: string): Promise<string> {
+    return tenantNameOf(tx.tenants, tenantId);
   }
 
   /** Users whose home is the acting tenant, oldest first. */
