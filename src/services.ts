@@ -1,6 +1,7 @@
 // The use cases, wired once per app to the storage, clock and settings. The storage is whatever
 // implements every capability's store interfaces (the persister in src/store, in production and
 // in the tests alike); this file names only those interfaces.
+import { mailFrom } from './mail/from-address.js';
 import { FailureThrottle } from './oauth/failure-throttle.js';
 import type { TokenThrottleStore } from './oauth/throttle-store.js';
 import { BearerAuthenticator } from './access/authenticate.js';
@@ -96,13 +97,6 @@ export function keyRotationSettings(
     tokenTtlSeconds: config.tokenTtlSeconds,
     clockSkewSeconds: CLOCK_SKEW_SECONDS,
   });
-}
-
-/** The From header: GATEHOUSE_MAIL_FROM, else the product's name at no-reply@ the base URL's host. */
-export function mailFrom(config: Pick<Config, 'mailFrom' | 'vendorName' | 'baseUrl'>): string {
-  if (config.mailFrom) return config.mailFrom.trim();
-  const name = config.vendorName.replace(/["\\]/g, (c) => `\\${c}`);
-  return `"${name}" <no-reply@${new URL(config.baseUrl).hostname}>`;
 }
 
 export function createServices(deps: {

@@ -28,10 +28,11 @@ export type NoticeTemplate =
   | 'email_changed'
   | 'device_approved'
   | 'passkey_added'
-  | 'passkey_removed';
+  | 'passkey_removed'
+  | 'sign_in_reset_by_operator';
 
 /** Who made a change a notice reports. */
-export type NoticeBy = 'self' | 'reset_link' | 'administrator';
+export type NoticeBy = 'self' | 'reset_link' | 'administrator' | 'operator';
 
 export interface Notice {
   template: NoticeTemplate;
@@ -52,6 +53,7 @@ const NOTICE_SUBJECTS: Record<NoticeTemplate, string> = {
   device_approved: 'A device was signed in to your account',
   passkey_added: 'A passkey was added to your account',
   passkey_removed: 'A passkey was removed from your account',
+  sign_in_reset_by_operator: 'Your sign-in was reset',
 };
 
 function noticeWhat(n: Notice): string {
@@ -72,6 +74,8 @@ function noticeWhat(n: Notice): string {
       return `A passkey${n.detail ? ` (${n.detail})` : ''} was added to your account: it can now be used to sign in.`;
     case 'passkey_removed':
       return `A passkey${n.detail ? ` (${n.detail})` : ''} was removed from your account.`;
+    case 'sign_in_reset_by_operator':
+      return 'The sign-in of your account was reset: its password, authenticator app, recovery codes and passkeys were cleared, and its sessions were signed out. A new set-up link was given to the operator who did it, to pass on to you; it is not in this message.';
   }
 }
 
@@ -83,6 +87,8 @@ function noticeBy(by: NoticeBy): string {
       return 'It was done with a password reset link.';
     case 'administrator':
       return 'It was done by an administrator of your organisation.';
+    case 'operator':
+      return 'It was done by an operator of the service, at its command line.';
   }
 }
 

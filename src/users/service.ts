@@ -299,14 +299,17 @@ export class UserService {
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
     await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor), mailed);
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id, { setup_link_mailed: mailed }));
-    if (actor.kind !== 'operator') {
-      await this.mailer.send(tx, {
-        to: user.email,
-        tenantId: user.tenantId,
-        tenantName: await this.tenantName(tx, user.tenantId),
-        mail: { template: 'sign_in_reset', setupUrl: link, expiresAt: setupExpiresAt },
-      });
-    }
+    await this.mailer.send(tx, {
+      to: user.email,
+      tenantId: user.tenantId,
+      tenantName: await this.tenantName(tx, user.tenantId),
+      // the operator's link is printed, never mailed; the person is told all the same: a reset
+      // they did not ask for is how a takeover by someone at the command line would show
+      mail:
+        actor.kind === 'operator'
+          ? { template: 'sign_in_reset_by_operator', at: now, by: 'operator' }
+          : { template: 'sign_in_reset', setupUrl: link, expiresAt: setupExpiresAt },
+    });
     return { user: await this.reread(tx, user.id), setupUrl: mailed ? null : link, setupExpiresAt, mailed };
   }
 

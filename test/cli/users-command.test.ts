@@ -195,6 +195,15 @@ for (const engine of engines()) {
       const [row] = await inspect((t) => t.query("select setup_token_hash from users where email_normalized = 'ops@example.com'"));
       assert.notDeepEqual(row!.setup_token_hash, before[0]!.setup_token_hash);
       assert.deepEqual(Buffer.from(row!.setup_token_hash as Uint8Array), createHash('sha256').update(token).digest());
+      // the person is told, without the link (the server delivers what the command queued)
+      const queued = await inspect((t) =>
+        t.query("select template, status, body_sealed from mail_outbox where to_address = 'Ops@Example.com' order by created_at"),
+      );
+      assert.deepEqual(
+        queued.map((q) => [q.template, q.status]),
+        [['sign_in_reset_by_operator', 'queued']],
+      );
+      assert.ok(!String(queued[0]!.body_sealed).includes(token), 'sealed, and the link is not in it anyway');
     });
 
     it('answers a bad command line with exit 2, what was wrong, and where help is (in process)', async () => {

@@ -15,6 +15,7 @@ const ALL: NoticeTemplate[] = [
   'device_approved',
   'passkey_added',
   'passkey_removed',
+  'sign_in_reset_by_operator',
 ];
 
 describe('security notices', () => {
@@ -32,6 +33,14 @@ describe('security notices', () => {
     assert.equal(subjects.size, ALL.length, 'a subject of its own for each');
     const passkey = renderMail({ template: 'passkey_added', at, by: 'self', detail: 'Work laptop' }, brand);
     assert.match(passkey.text, /A passkey \(Work laptop\) was added/);
+  });
+
+  it('a reset at the command line says an operator did it, and holds no link (the operator was given it)', () => {
+    const m = renderMail({ template: 'sign_in_reset_by_operator', at, by: 'operator' }, brand);
+    assert.match(m.subject, /^Your sign-in was reset/);
+    assert.match(m.text, /It was done by an operator of the service, at its command line\./);
+    assert.match(m.text, /A new set-up link was given to the operator who did it, to pass on to you; it is not in this message\./);
+    assert.doesNotMatch(m.text, /https?:\/\//);
   });
 
   it('escapes what the request sent in the HTML', () => {

@@ -13,7 +13,7 @@ import { AppError } from '../../errors.js';
 import type { MailStatus, OutboxMail } from '../../mail/model.js';
 import { MailService } from '../../mail/service.js';
 import { FOLDER_MAIL_CONTEXT, type FolderMail, folderTransport, outboxFolder, sealedMailFile } from '../../mail/transports.js';
-import { mailFrom } from '../../services.js';
+import { mailFrom } from '../../mail/from-address.js';
 import type { Db } from '../../store/db.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';

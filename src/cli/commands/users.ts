@@ -1,6 +1,10 @@
 // gatehouse users create|list|disable|enable|reset: user management for operators, straight on
 // the database (no token needed: whoever runs it holds the database). Changes are audited as
 // actor: the operator (the OS user, cli/operator.ts).
+import { SealedBox, resolveEncryptionKeys } from '../../crypto/sealed-box.js';
+import { MailService } from '../../mail/service.js';
+import { folderTransport } from '../../mail/transports.js';
+import { mailFrom } from '../../mail/from-address.js';
 import { parseArgs } from 'node:util';
 import { ROLE_IDS, ROOT_TENANT_ID, roleName, TENANT_ROLES, VENDOR_ROLES, type RoleName } from '../../access/roles.js';
 import { systemClock } from '../../clock.js';
@@ -146,16 +150,18 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
     if (!(await store.tenants.rootExists())) {
       throw new UsageError('this database is empty: start `gatehouse serve` once first (it creates the vendor tenant 1 and the first administrator)');
     }
-    // the operator's links are printed, never mailed (users/service.ts): no mail is queued here
-    const users = new UserService(
+    // the operator's links are printed, never mailed (users/service.ts); a reset's notice is queued
+    // in the outbox table, and the server delivers it
+    const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, db.engine));
+    const mail = new MailService(
       store,
+      box,
       systemClock,
-      { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds },
-      {
-        delivers: false,
-        send: () => Promise.reject(new Error('gatehouse users sends no mail')),
-      },
+      folderTransport(config.dataDir, box),
+      { from: mailFrom(config), replyTo: config.mailReplyTo, product: config.vendorName },
+      false,
     );
+    const users = new UserService(store, systemClock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }, mail);
     const out = (text: string) => process.stdout.write(`${text}\n`);
     /** the link, then which settings made it: they are this command's, not necessarily the server's */
     const link = (url: string, until: Date, email: string, advice = '') => {
