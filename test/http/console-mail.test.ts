@@ -151,6 +151,25 @@ describe('console with an SMTP server', () => {
     assert.equal(queued.length, 1, 'only carla’s invitation, from before');
   });
 
+  it('six accounts naming one address at once: three are mailed, three wait, whatever the order', async () => {
+    const people = [];
+    for (let i = 0; i < 6; i++) {
+      const made = await t.service.services.users.createAsOperator(OPERATOR, tenant, { email: `racer${i}@acme.test` });
+      people.push(await enrol(t, pathOf(made.setupUrl!)));
+    }
+    t.clock.advance(31_000);
+    const pages = await Promise.all(people.map((p) => p.client.get('/console/account')));
+    const target = 'contested@elsewhere.test';
+    const answers = await Promise.all(
+      people.map((p, i) =>
+        p.client.post('/console/account/email', { _csrf: p.client.csrf(pages[i]!), email: target, code: totpCodeAt(p.key, t.clock.now()) }),
+      ),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [303, 303, 303, 429, 429, 429]);
+    const queued = await t.db.kysely.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute();
+    assert.equal(queued.length, 3, 'three mails to the address, no more');
+  });
+
   it('address changes are counted: five an hour per account, three an hour naming one address', async () => {
     const other = await t.service.services.users.createAsOperator(OPERATOR, tenant, { email: 'eve@acme.test', roles: [ROLE_IDS.Analyst] });
     const { client: eve, key: eveKey } = await enrol(t, pathOf(other.setupUrl!));

@@ -88,7 +88,7 @@ ${failureOf(o.failure, 'email')}
 <form class="fields" method="post" action="${ACCOUNT_EMAIL_PATH}" aria-labelledby="email-heading">${csrfField(o.session)}
 <label for="new-email">New e-mail address</label>
 <input id="new-email" name="email" type="email" autocomplete="email" required>
-<label for="email-code">Code from your authenticator</label>
+<label for="email-code">Code from your authenticator app</label>
 <input id="email-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required aria-describedby="email-code-hint">
 <p id="email-code-hint" class="hint">The code your authenticator app shows now: whoever finds your session open cannot move your account to their address.</p>
 <div class="actions"><button type="submit">Send a confirmation link</button></div>
