@@ -70,10 +70,11 @@ export type SignInRefusedFor =
  */
 export type SignInDecision =
   /** the identity signed in before: the account it is linked to */
-  | { kind: 'linked'; userId: string; email: string }
+  | { kind: 'linked'; userId: string; tenantId: string; email: string; provesAddress: boolean }
   /** the account with the address, of the connection's tenant or below: linked, then signed in */
-  | { kind: 'link'; userId: string; email: string }
-  /** nobody has the address: a new user of the connection's tenant, with the Analyst role */
+  | { kind: 'link'; userId: string; tenantId: string; email: string; provesAddress: boolean }
+  /** nobody has the address: a new user of the connection's tenant, with the Analyst role (the
+   *  sign-in proves its address) */
   | { kind: 'create'; email: string }
   /** nobody is signed in; `userId`: the account it would have been, if any */
   | { kind: 'refused'; why: SignInRefusedFor; userId?: string; email?: string };
@@ -460,53 +461,69 @@ export class SsoSignInService {
       if (!user || user.disabledAt) return { kind: 'refused', why: 'disabled', userId: known.userId, ...(user ? { email: user.email } : {}) };
       // the account gave way to one that proved its address before this sign-in could (docs/users.md)
       if (user.emailStatus === 'claimed_elsewhere') return { kind: 'refused', why: 'claimed-elsewhere', userId: user.id, email: user.email };
-      return { kind: 'linked', userId: user.id, email: user.email };
+      // proves the account's address when it is the NameID and nobody proved it yet (an account
+      // linked before sign-ins proved addresses; another may have proven it since)
+      const provesAddress =
+        user.emailStatus === 'unverified' && user.emailNormalized === key && (await stores.users.findProvenUser(key)) === undefined;
+      return { kind: 'linked', userId: user.id, tenantId: user.tenantId, email: user.email, provesAddress };
     }
     const account = await this.accountFor(stores, key, connection);
     if (account.kind === 'none') return { kind: 'create', email: nameId };
     if (account.kind === 'elsewhere') return { kind: 'refused', why: 'other-organisation' };
     const existing = account.user;
     if (existing.disabledAt) return { kind: 'refused', why: 'disabled', userId: existing.id, email: existing.email };
-    return { kind: 'link', userId: existing.id, email: existing.email };
+    // accountFor answers a proven account first: an unproven one here means nobody proved the address
+    return {
+      kind: 'link',
+      userId: existing.id,
+      tenantId: existing.tenantId,
+      email: existing.email,
+      provesAddress: existing.emailStatus === 'unverified',
+    };
   }
 
   /** The user a (connection, NameID) pair signs in as: decide's decision, carried out (the
    *  identity touched or linked, or the user created), in the sign-in's transaction. */
   private async userFor(tx: SsoSignInStores, connection: SsoConnection, nameId: string, displayName: string, now: Date): Promise<string> {
     const decision = await this.decide(tx, connection, nameId);
-    let userId: string;
+    const key = emailKey(nameId);
     switch (decision.kind) {
       case 'refused':
         throw new SsoRefusal(REFUSED_FOR[decision.why](nameId), decision.why === 'not-an-address' ? 400 : 403);
       case 'linked':
         await tx.sso.touchIdentity(connection.id, nameId, now);
-        userId = decision.userId;
-        break;
+        if (decision.provesAddress)
+          await this.proveThroughDomain(tx, connection, { id: decision.userId, tenantId: decision.tenantId, email: decision.email }, key, now);
+        return decision.userId;
       case 'link':
         await tx.sso.insertIdentity(connection.id, nameId, decision.userId, now);
         await tx.audit.insertEvent(systemEvent(connection, now, 'sso.identity_linked', decision.userId, { nameId }));
-        userId = decision.userId;
-        break;
-      case 'create':
-        userId = await this.createUser(tx, connection, nameId, displayName, now);
-        break;
+        if (decision.provesAddress)
+          await this.proveThroughDomain(tx, connection, { id: decision.userId, tenantId: decision.tenantId, email: decision.email }, key, now);
+        return decision.userId;
+      case 'create': {
+        const id = await this.createUser(tx, connection, nameId, displayName, now);
+        await this.proveThroughDomain(tx, connection, { id, tenantId: connection.tenantId, email: nameId }, key, now);
+        return id;
+      }
     }
-    await this.proveThroughDomain(tx, connection, userId, nameId, now);
-    return userId;
   }
 
   /**
    * The IdP of a domain its tenant proved by DNS vouched for the address (decide admits no other
-   * domain): the account's address is proven by it, when it is that address and no other account
-   * proved it first (that one keeps it, docs/users.md). An account elsewhere that nobody proved
-   * gives way, as to a mailed link.
+   * domain, and says when the account's address is the NameID and nobody proved it): the address
+   * is proven by it (docs/users.md). An account elsewhere that nobody proved gives way, as to a
+   * mailed link. The user is of the connection's tenant or below; the audit event goes to its own.
    */
-  private async proveThroughDomain(tx: SsoSignInStores, connection: SsoConnection, userId: string, nameId: string, now: Date): Promise<void> {
-    const user = await tx.users.findUser(userId);
-    if (user?.emailStatus !== 'unverified' || user.emailNormalized !== emailKey(nameId)) return;
-    if (await tx.users.findProvenUser(user.emailNormalized)) return;
+  private async proveThroughDomain(
+    tx: SsoSignInStores,
+    connection: SsoConnection,
+    user: { id: string; tenantId: string; email: string },
+    key: string,
+    now: Date,
+  ): Promise<void> {
     try {
-      await proveEmail(tx, user, 'sso', systemActor(connection), now);
+      await proveEmail(tx, { ...user, emailNormalized: key }, 'sso', systemActor(connection), now);
     } catch (err) {
       // another account proved the address since it was looked up
       if (err instanceof DuplicateKeyError && err.key === 'user.provenEmail') {

@@ -371,6 +371,41 @@ for (const engine of transportEngines()) {
       }
     });
 
+    it('linking an account of the tenant proves its address; a later sign-in of an account whose address is not the NameID proves nothing', async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const email = `linked-proof@${DOMAIN}`;
+        const invited = await signedInUser(t, email, { tenant });
+        assert.equal((await userRow(email))!.email_verified_at, null, 'an invitation shown, not mailed: unproven');
+        const client = new PageClient(t);
+        assert.equal((await signIn(client, email)).status, 303);
+        assert.equal(await whoIsSignedIn(client), email);
+        assert.notEqual((await userRow(email))!.email_verified_at, null, 'the sign-in through the proven domain proved it');
+        assert.equal(await whoIsSignedIn(invited.client), email, 'the account is the same one: its own session goes on');
+
+        // an identity linked to an account whose address is elsewhere: signing in proves nothing
+        const moved = 'moved-away@elsewhere.test';
+        await signedInUser(t, moved, { tenant });
+        const movedId = (await userRow(moved))!.id;
+        await t.db.kysely
+          .insertInto('sso_identities')
+          .values({ connection_id: connection, name_id: `old-name@${DOMAIN}`, user_id: movedId, created_at: new Date(), last_sign_in_at: null })
+          .execute();
+        const other = new PageClient(t);
+        const tile = await other.get(`/sso/saml/${connection}/login`);
+        assert.equal((await other.post(`/sso/saml/${connection}/login`, { _csrf: other.csrf(tile) })).status, 303);
+        const onward = onwards((await other.get('/login')).text);
+        const location = String((await other.get(onward!)).headers.location);
+        idp.setUser(`old-name@${DOMAIN}`);
+        const acs = await postBack(other, await idp.respond(location));
+        assert.equal((await other.get(String(acs.headers.location))).status, 303);
+        assert.equal(await whoIsSignedIn(other), moved);
+        assert.equal((await userRow(moved))!.email_verified_at, null, 'its own address is not the one the IdP vouched for');
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
     it('device login: the account the CLI named signs in through the IdP, then approves, and the CLI gets its token', async () => {
       const started = await t.request({
         method: 'POST',
@@ -467,13 +502,17 @@ for (const engine of transportEngines()) {
       assert.deepEqual(await sso.decide(stores, enabled, `decide-member@${DOMAIN}`), {
         kind: 'link',
         userId: member,
+        tenantId: tenant,
         email: `decide-member@${DOMAIN}`,
+        provesAddress: true,
       });
       // the linked identity comes first: the account of another organisation with the address is not asked
       assert.deepEqual(await sso.decide(stores, enabled, `decide-taken@${DOMAIN}`), {
         kind: 'linked',
         userId: renamed,
+        tenantId: tenant,
         email: 'decide-renamed@elsewhere.test',
+        provesAddress: false,
       });
       await t.db.kysely.deleteFrom('sso_identities').where('name_id', '=', `decide-taken@${DOMAIN}`).execute();
       // an account of another organisation that nobody proved blocks nothing (docs/users.md, the

@@ -317,6 +317,11 @@ for (const engine of engines()) {
         'insert role_assignments',
         'insert audit_events',
         'insert sso_identities',
+        // the domain is proven: so is the address (docs/users.md), and any account elsewhere
+        // that nobody proved gives way (none here), with the proof's audit event
+        'update users',
+        'update users',
+        'insert audit_events',
         // the request answered, with the ticket for the finish
         'update saml_requests',
         'commit',
