@@ -22,7 +22,7 @@ import { hostname } from 'node:os';
 import { resealTotpSecrets } from './signin/reseal.js';
 import { disableExpiredTenants } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
-import type { MailTransport } from './mail/transports.js';
+import { type MailTransport, sealClearFolderMail } from './mail/transports.js';
 
 /** how often expired sessions, device codes and failure counts are deleted */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
@@ -105,6 +105,8 @@ export async function createService(opts: {
   const mailMs = opts.mailIntervalMs === undefined ? MAIL_INTERVAL_MS : opts.mailIntervalMs;
   // the background jobs (maintenance/jobs.ts): each at its interval, null when not scheduled
   // this process in process_heartbeats (gatehouse status): at start, then every HEARTBEAT_SECONDS
+  const sealedClear = sealClearFolderMail(config.dataDir, box);
+  if (sealedClear > 0) logger.info({ sealed: sealedClear }, 'sealed the messages an earlier version wrote to the outbox folder in clear');
   logger.info(
     { to: services.mail.destination },
     services.mail.delivers ? 'mail goes to the SMTP server' : 'no SMTP server (GATEHOUSE_SMTP_URL): mail goes to the outbox folder (gatehouse mail)',

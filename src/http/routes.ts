@@ -296,7 +296,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.get(ACCOUNT_PASSKEY_REMOVE_PATH, account.confirmPasskeyRemoval); // /console/account/passkeys/remove
       scope.post(ACCOUNT_PASSKEY_REMOVE_PATH, account.removePasskey);
       scope.post(ACCOUNT_EMAIL_PATH, account.requestEmailChange); // /console/account/email
-      scope.get(ACCOUNT_EMAIL_CONFIRM_PATH, account.confirmEmailChange); // /console/account/email/confirm
+      scope.get(ACCOUNT_EMAIL_CONFIRM_PATH, account.showEmailChange); // /console/account/email/confirm
+      scope.post(ACCOUNT_EMAIL_CONFIRM_PATH, account.confirmEmailChange);
       // a tenant's single sign-on: the connections and the set-up wizard (pages/console/sso.ts)
       const ssoConsole = ssoConsolePages(c);
       scope.get(SSO_PATH, ssoConsole.list); // /console/sso

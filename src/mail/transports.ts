@@ -4,6 +4,7 @@
 // folder's `outbox` folder, which `gatehouse mail show` prints. A message there may carry a live
 // link (a set-up or reset link): it is sealed (crypto/sealed-box.ts, the service's keys), never
 // written in clear; beside it, what `gatehouse mail` lists (to, subject: no secret).
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -76,6 +77,26 @@ export function folderTransport(dataDir: string, box: Pick<SealedBox, 'seal'>): 
     },
     close: () => undefined,
   };
+}
+
+/**
+ * Seals the messages an earlier version wrote to the outbox folder in clear (`<id>.eml`): each
+ * becomes `<id>.eml.sealed` and the clear file is removed. At start, before anything is delivered;
+ * the number sealed.
+ */
+export function sealClearFolderMail(dataDir: string, box: Pick<SealedBox, 'seal'>): number {
+  const dir = outboxFolder(dataDir);
+  if (!existsSync(dir)) return 0;
+  let sealed = 0;
+  for (const name of readdirSync(dir)) {
+    const id = /^([0-9a-f-]{36})\.eml$/.exec(name)?.[1];
+    if (!id) continue;
+    const clear = join(dir, name);
+    writeFileSync(sealedMailFile(dataDir, id), `${box.seal(readFileSync(clear, 'utf8'), FOLDER_MAIL_CONTEXT)}\n`, { mode: 0o600 });
+    unlinkSync(clear);
+    sealed++;
+  }
+  return sealed;
 }
 
 /** What the outbox folder says of a message beside it (`<id>.json`). */

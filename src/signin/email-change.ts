@@ -27,6 +27,7 @@ import { checkEmail } from '../users/model.js';
 import { emailConfirmUrl } from '../users/setup-link.js';
 import type { UserStore } from '../users/store.js';
 import type { Attempt } from './service.js';
+import { ACCOUNT_CHANGED } from './model.js';
 import type { SignInRecord } from './store.js';
 
 export interface EmailChangeStores extends AttemptStores {
@@ -47,7 +48,6 @@ export type ConfirmedByCode = (session: Session, code: string, attempt: Attempt)
 
 const INVALID_LINK =
   'This confirmation link does not work: it was used, it expired, a newer one replaced it, or it is for another account. Ask again on your account page.';
-const ACCOUNT_CHANGED = 'Your account changed meanwhile (it was reset or disabled). Sign in again.';
 const PROVEN_ELSEWHERE = 'Another account has proven this address since you asked, so it cannot become yours. Ask again with another address.';
 
 export class EmailChangeService {
@@ -84,15 +84,15 @@ export class EmailChangeService {
     if (confirmed.kind === 'refused') return confirmed;
     const { user } = confirmed;
     if (asked.key === user.emailNormalized) return refusal(400, `${asked.email} is your address already.`);
-    const reservation = await this.gate.reserve([
-      ['emailChange', user.id],
-      ['emailChangeTo', asked.key],
-    ]);
+    const reservation = await this.gate.reserve([['emailChange', user.id]]);
     if (reservation.kind === 'wait') {
       return refusal(429, `You asked for too many address changes. Try again in ${inWords(reservation.seconds)}.`, {
         retryAfter: reservation.seconds,
       });
     }
+    // the address's own count refuses quietly: a 429 would let anyone keep its owner from it, and
+    // tell that others named it (the request is answered and recorded as any other, unmailed)
+    const mailable = (await this.gate.reserve([['emailChangeTo', asked.key]])).kind === 'reserved';
     const token = newOpaqueToken();
     const requested = await this.store.transaction(async (tx) => {
       const locked = await tx.users.lockUser(user.id);
@@ -101,25 +101,26 @@ export class EmailChangeService {
       const expiresAt = new Date(now.getTime() + this.settings.linkTtlSeconds * 1000);
       // proven by another account: recorded as any request (the page reads the same), mailed never
       const owner = await tx.users.findProvenUser(asked.key);
-      const ownerElsewhere = owner !== undefined && owner.id !== user.id;
+      const mailed = mailable && (owner === undefined || owner.id === user.id);
       await tx.users.setPendingEmail(
         user.id,
-        { email: asked.email, tokenHash: digestOpaqueToken(token), expiresAt, mailed: this.mailer.delivers && !ownerElsewhere },
+        { email: asked.email, tokenHash: digestOpaqueToken(token), expiresAt, mailed: this.mailer.delivers && mailed },
         now,
       );
-      if (!ownerElsewhere) {
-        await this.mailer.send(tx, {
-          to: asked.email,
-          tenantId: user.tenantId,
-          tenantName: await tenantNameOf(tx.tenants, user.tenantId),
-          mail: {
-            template: 'email_change',
-            confirmUrl: emailConfirmUrl(this.settings.baseUrl, token),
-            expiresAt,
-            currentEmail: locked.email,
-          },
-        });
-      }
+      // the same work whether or not it goes out (rendered and sealed; then queued, or dropped), so
+      // that the time of the answer does not tell either
+      const discard = { mail: { insertMail: async () => undefined } };
+      await this.mailer.send(mailed ? tx : discard, {
+        to: asked.email,
+        tenantId: user.tenantId,
+        tenantName: await tenantNameOf(tx.tenants, user.tenantId),
+        mail: {
+          template: 'email_change',
+          confirmUrl: emailConfirmUrl(this.settings.baseUrl, token),
+          expiresAt,
+          currentEmail: locked.email,
+        },
+      });
       await tx.audit.insertEvent(
         principalEvent(
           { kind: 'user', id: user.id },
@@ -136,6 +137,15 @@ export class EmailChangeService {
       return { kind: 'requested' as const, email: asked.email, expiresAt };
     });
     return requested ?? refusal(400, ACCOUNT_CHANGED);
+  }
+
+  /** What the link will do, when it is the signed-in person's pending one: nothing is changed. */
+  async preview(session: Session, token: string): Promise<{ kind: 'pending'; email: string } | Refusal> {
+    if (!session.userId || !isOpaqueToken(token)) return refusal(400, INVALID_LINK);
+    const pending = await this.store.users.findPendingEmail(session.userId);
+    if (!pending || pending.expiresAt <= this.clock.now() || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token)))
+      return refusal(400, INVALID_LINK);
+    return { kind: 'pending', email: pending.email };
   }
 
   /** The new address the signed-in person asked for and has not confirmed yet. */
@@ -161,6 +171,11 @@ export class EmailChangeService {
         const now = this.clock.now();
         if (!pending || pending.expiresAt <= now || !timingSafeEqual(pending.tokenHash, digestOpaqueToken(token))) return refusal(400, INVALID_LINK);
         const { email, key } = checkEmail(pending.email);
+        // proven elsewhere since it was asked for (through SSO, or a mailed link): it cannot be
+        // this account's, mailed link or not; and an account that gave way does not come back
+        if (user.emailStatus === 'claimed_elsewhere') return refusal(400, ACCOUNT_CHANGED);
+        const owner = await tx.users.findProvenUser(key);
+        if (owner && owner.id !== user.id) return refusal(400, PROVEN_ELSEWHERE);
         await tx.users.changeEmail(user.id, email, key, now);
         const self = { kind: 'user' as const, id: user.id };
         await tx.audit.insertEvent(

@@ -9,5 +9,8 @@ export const TOTP_CONTEXT = 'user.totp';
 export const ENROL_CONTEXT = 'session.totp-enrolment';
 
 /** the set-up of an account whose address another account proved first (docs/users.md) */
+/** The refusal of a change to one's own account that finds the account changed under it. */
+export const ACCOUNT_CHANGED = 'Your account changed meanwhile (it was reset or disabled). Sign in again.';
+
 export const CLAIMED_ELSEWHERE =
   'This set-up link no longer works: another account proved that it owns this e-mail address first, so this account cannot use it. Ask your administrator: they see why on your account’s page.';

@@ -50,7 +50,7 @@ import type { NoticeBy, NoticeTemplate } from '../mail/templates.js';
 import type { TenantStore } from '../tenants/store.js';
 import { resetUrl } from '../users/setup-link.js';
 import { RECOGNISED_DAYS } from './recognised-browser.js';
-import { CLAIMED_ELSEWHERE, ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
+import { ACCOUNT_CHANGED, CLAIMED_ELSEWHERE, ENROL_CONTEXT, TOTP_CONTEXT } from './model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { Passkey, PasskeyStore, SignInRecord, SignInStore } from './store.js';
 import {
@@ -673,7 +673,7 @@ export class SignInService {
     const meanwhile = await this.store.signIn.findSignInRecordById(user.id);
     return meanwhile?.active && meanwhile.passwordHash
       ? refusal(400, 'Your password was changed meanwhile, in another window or browser. Enter the password you use now.')
-      : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+      : refusal(400, ACCOUNT_CHANGED);
   }
 
   /**
@@ -695,7 +695,7 @@ export class SignInService {
       await this.notice(tx, user, 'recovery_codes_changed', 'self', attempt);
       return true;
     });
-    return renewed ? { kind: 'renewed', codes } : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+    return renewed ? { kind: 'renewed', codes } : refusal(400, ACCOUNT_CHANGED);
   }
 
   /**
@@ -769,7 +769,7 @@ export class SignInService {
           400,
           'Your authenticator was replaced meanwhile, in another window or browser: the one set there is in use. Start again from your account page to replace it.',
         )
-      : refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+      : refusal(400, ACCOUNT_CHANGED);
   }
 
   /**
@@ -989,7 +989,7 @@ export class SignInService {
   /** A signed-in person removes one of their passkeys (it no longer signs anyone in). */
   async removePasskey(session: Session, id: string, attempt?: Attempt): Promise<{ kind: 'removed'; name: string } | Refusal> {
     const user = session.userId ? await this.store.signIn.findSignInRecordById(session.userId) : undefined;
-    if (!user?.active) return refusal(400, 'Your account changed meanwhile (it was reset or disabled). Sign in again.');
+    if (!user?.active) return refusal(400, ACCOUNT_CHANGED);
     const removed = await this.store.transaction(async (tx) => {
       const gone = UUID_PATTERN.test(id) ? await tx.passkeys.deletePasskey(user.id, id.toLowerCase()) : undefined;
       if (gone) {

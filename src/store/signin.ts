@@ -1,6 +1,7 @@
 // SignInStore on Kysely (both engines).
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SignInStore } from '../signin/store.js';
+import { NO_PENDING_EMAIL, signInAccountFirst } from './email-proof.js';
 import type { Database } from './schema.js';
 
 export function signInStore(db: Kysely<Database>): SignInStore {
@@ -48,12 +49,7 @@ export function signInStore(db: Kysely<Database>): SignInStore {
   return {
     findSignInRecord: async (key) =>
       toRecord(
-        await record()
-          .where('u.email_normalized', '=', key)
-          .where('u.email_superseded_at', 'is', null)
-          .orderBy(sql`u.email_verified_at is null`)
-          .orderBy('u.created_at')
-          .orderBy('u.id')
+        await signInAccountFirst(record().where('u.email_normalized', '=', key), 'u')
           .limit(1)
           .executeTakeFirst(),
       ),
@@ -167,11 +163,13 @@ export function signInStore(db: Kysely<Database>): SignInStore {
       // one conditional statement, as redeemSetupLink: of two uses racing, one wins
       const r = await db
         .updateTable('users')
-        // every session and token from before ends (whoever caused the reset may hold one)
+        // every session and token from before ends (whoever caused the reset may hold one), and a
+        // new address asked for before
         .set({
           password_hash: passwordHash,
           reset_token_hash: null,
           reset_expires_at: null,
+          ...NO_PENDING_EMAIL,
           tokens_valid_after: at,
           updated_at: at,
           updated_by: userId,

@@ -1,9 +1,9 @@
 // UserStore on Kysely (both engines).
-import { type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { RoleAssignment } from '../access/principal.js';
 import type { User } from '../users/model.js';
 import type { UserStore } from '../users/store.js';
-import { proveAddress } from './email-proof.js';
+import { NO_PENDING_EMAIL, proveAddress, signInAccountFirst } from './email-proof.js';
 import { rethrowUnique } from './errors.js';
 import { insertRoleAssignments } from './role-assignments.js';
 import type { Database, UsersTable } from './schema.js';
@@ -68,13 +68,7 @@ export function userStore(db: Kysely<Database>): UserStore {
 
   /** The accounts with an address that have not given way, the address's sign-in account first
    *  (docs/users.md): the one that proved it, else the oldest. */
-  const byAddress = (key: string) =>
-    selectUsers()
-      .where('email_normalized', '=', key)
-      .where('email_superseded_at', 'is', null)
-      .orderBy(sql`email_verified_at is null`)
-      .orderBy('created_at')
-      .orderBy('id');
+  const byAddress = (key: string) => signInAccountFirst(selectUsers().where('email_normalized', '=', key), 'users');
 
   /** Role assignments of many users in one query, ordered for stable output. */
   async function assignmentsOf(ids: string[]): Promise<Map<string, RoleAssignment[]>> {
@@ -199,8 +193,9 @@ export function userStore(db: Kysely<Database>): UserStore {
           disabled_at: disabledAt,
           updated_at: at,
           updated_by: by,
-          // tokens and sessions from before a disabling stay dead after re-enabling
-          ...(disabledAt === null ? {} : { tokens_valid_after: disabledAt }),
+          // tokens and sessions from before a disabling stay dead after re-enabling, and so does a
+          // new address asked for before it
+          ...(disabledAt === null ? {} : { tokens_valid_after: disabledAt, ...NO_PENDING_EMAIL }),
         })
         .where('id', '=', id)
         .execute();
@@ -216,9 +211,10 @@ export function userStore(db: Kysely<Database>): UserStore {
           totp_last_step: null,
           setup_token_hash: setupTokenHash,
           setup_expires_at: setupExpiresAt,
-          // a pending password reset link dies with the password
+          // a pending password reset link dies with the password, and a new address asked for before
           reset_token_hash: null,
           reset_expires_at: null,
+          ...NO_PENDING_EMAIL,
           tokens_valid_after: at,
           updated_at: at,
           updated_by: by,
@@ -270,10 +266,7 @@ export function userStore(db: Kysely<Database>): UserStore {
           // the old address's proof is not the new one's: proveEmail sets it again
           email_verified_at: null,
           email_superseded_at: null,
-          pending_email: null,
-          pending_email_token_hash: null,
-          pending_email_expires_at: null,
-          pending_email_mailed: false,
+          ...NO_PENDING_EMAIL,
           // a reset link mailed to the old address stops working
           reset_token_hash: null,
           reset_expires_at: null,

@@ -67,6 +67,7 @@ const OWN = [
   'POST /console/account/authenticator/confirm',
   'POST /console/account/email',
   'GET /console/account/email/confirm',
+  'POST /console/account/email/confirm',
   'POST /console/account/passkeys',
   'GET /console/account/passkeys/remove',
   'POST /console/account/passkeys/remove',

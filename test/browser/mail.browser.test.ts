@@ -74,7 +74,7 @@ describe('links followed from the mail, in a browser', { skip }, () => {
     await person.getByText('Signed in as pat@acme.test').waitFor();
 
     await admin.getByRole('link', { name: 'To the user’s page' }).click();
-    await admin.getByText('Proven: the person set up their sign-in through a link mailed to it').waitFor();
+    await admin.getByText('Proven: the person followed a link mailed to it').waitFor();
     await assertAccessible(admin, 'user page, address proven');
     assert.deepEqual(problems, []);
     await Promise.all([admin.context().close(), person.context().close()]);

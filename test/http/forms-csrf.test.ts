@@ -4,6 +4,7 @@
 // attacker's own), and changes nothing; the same post with the right token acts (so each case can
 // fail). And session fixation: a session id planted before sign-in, whether issued to an attacker
 // or made up, never becomes a signed-in session. On both engines.
+import { digestOpaqueToken, newOpaqueToken } from '../../src/crypto/opaque-token.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -614,6 +615,35 @@ for (const engine of transportEngines()) {
             };
           },
           unchanged: async () => assert.equal(await events('user.email_change_requested'), count),
+          acts: 303,
+        },
+        '/console/account/email/confirm': {
+          prepare: async () => {
+            count = await events('user.email_changed');
+            // someone of their own, with a new address waiting (its link's token known here)
+            const mover = await signedInUser(t, `forms-mover-${Date.now()}@example.test`);
+            const row = await t.db.kysely
+              .selectFrom('users')
+              .select('id')
+              .where('email_normalized', 'like', 'forms-mover-%')
+              .orderBy('created_at', 'desc')
+              .executeTakeFirstOrThrow();
+            const token = newOpaqueToken();
+            await t.service.store.users.setPendingEmail(
+              row.id,
+              {
+                email: `forms-moved-${Date.now()}@example.test`,
+                tokenHash: digestOpaqueToken(token),
+                expiresAt: new Date(t.clock.now().getTime() + 3600_000),
+                mailed: false,
+              },
+              t.clock.now(),
+            );
+            const page = await mover.client.get(`/console/account/email/confirm?token=${token}`);
+            assert.equal(page.status, 200, page.text.slice(0, 300));
+            return { client: mover.client, page, fields: { token } };
+          },
+          unchanged: async () => assert.equal(await events('user.email_changed'), count),
           acts: 303,
         },
         '/console/account/sessions': {

@@ -3,7 +3,7 @@
 // says, several processes on one PostgreSQL delivering each message once, and the outbox folder
 // with `gatehouse mail` when no SMTP server is configured.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -227,16 +227,33 @@ if (process.env.TEST_DATABASE_URL) {
   });
 }
 
+const LEGACY = '0b6e9c1e-2f4a-4c55-9a0e-5d3f1e7a9b21';
+
 describe('without SMTP: the outbox folder and gatehouse mail', () => {
   let dir: string;
   let t: TestApp;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-mail-'));
+    // a message an earlier version wrote in clear, with a link in it
+    mkdirSync(join(dir, 'outbox'));
+    writeFileSync(
+      join(dir, 'outbox', `${LEGACY}.eml`),
+      'To: old@example.com\nSubject: Old\n\nhttp://gatehouse.test/login/setup?token=legacy-token-in-clear\n',
+    );
     t = await startTestApp({ engine: 'pglite', env: { GATEHOUSE_DATA_DIR: dir } });
   });
   after(async () => {
     await t.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('at start, seals what an earlier version wrote to the outbox folder in clear', () => {
+    assert.equal(existsSync(join(dir, 'outbox', `${LEGACY}.eml`)), false, 'the clear file is gone');
+    const sealed = readFileSync(join(dir, 'outbox', `${LEGACY}.eml.sealed`), 'utf8');
+    assert.doesNotMatch(sealed, /legacy-token-in-clear/);
+    assert.match(new SealedBox(t.config.encryptionKeys).open(sealed.trim(), FOLDER_MAIL_CONTEXT), /token=legacy-token-in-clear/);
+    assert.ok(t.logs.some((l) => l.includes('sealed the messages an earlier version wrote to the outbox folder in clear')));
+    rmSync(join(dir, 'outbox'), { recursive: true });
   });
 
   it('shows the link to the administrator and writes the mail, sealed, to the outbox folder, which gatehouse mail lists and shows', async () => {

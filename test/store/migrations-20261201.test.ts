@@ -1,8 +1,9 @@
 // Upgrading a database of the release before mail (migrations 20261201T0900-mail-outbox and
-// 20261203T0900-email-proof-corrections): the accounts someone set up (a password) or signed in to
-// through SSO are grandfathered as having proven their address (addresses were unique across the
-// service); an invitation nobody used proves nothing (it may be a squat). From then on an address
-// is unique within a tenant and among proven accounts only.
+// 20261203T0900-email-proof-corrections): the accounts someone set up or used (a password, an
+// authenticator, a passkey, a sign-in) or signed in to through SSO are grandfathered as having
+// proven their address (addresses were unique across the service); an invitation nobody used
+// proves nothing (it may be a squat). From then on an address is unique within a tenant and among
+// proven accounts only.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -47,6 +48,19 @@ for (const engine of engines()) {
       }
       await user('1', 'old@example.com', '$argon2id$set-up');
       await user('1', 'invited@example.com');
+      // in use for long, caught mid-reset (no password now): it stays proven
+      await (db.kysely as any)
+        .insertInto('users')
+        .values({
+          id: randomUUID(),
+          tenant_id: '1',
+          email: 'mid-reset@example.com',
+          email_normalized: 'mid-reset@example.com',
+          created_at: created,
+          updated_at: created,
+          last_sign_in_at: created,
+        })
+        .execute();
       const ssoUser = randomUUID();
       await user('2', 'sso@example.com', null, ssoUser);
       const connection = randomUUID();
@@ -87,6 +101,7 @@ for (const engine of engines()) {
         ]),
         [
           ['invited@example.com', null, null, false, false],
+          ['mid-reset@example.com', created.getTime(), null, false, false],
           ['old@example.com', created.getTime(), null, false, false],
           ['sso@example.com', created.getTime(), null, false, false],
         ],

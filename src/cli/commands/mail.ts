@@ -18,7 +18,7 @@ import type { Db } from '../../store/db.js';
 import { DataDirLockedError } from '../../store/data-dir-lock.js';
 import { createStore } from '../../store/index.js';
 import { UsageError } from '../usage-error.js';
-import { openConfiguredDb, requireCurrentSchema } from './open-db.js';
+import { configuredEngine, openConfiguredDb, requireCurrentSchema } from './open-db.js';
 
 const STATUSES: readonly MailStatus[] = ['queued', 'sending', 'sent', 'failed'];
 
@@ -73,7 +73,7 @@ export async function mailCommand(config: Config, args: string[]): Promise<numbe
   if (line.action === 'show' && line.id !== null && /^[0-9a-f-]{36}$/i.test(line.id)) {
     const file = sealedMailFile(config.dataDir, line.id.toLowerCase());
     if (existsSync(file)) {
-      const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, config.databaseUrl ? 'postgres' : 'pglite'));
+      const box = new SealedBox(resolveEncryptionKeys(config.encryptionKeys, config.dataDir, configuredEngine(config)));
       let text: string;
       try {
         text = box.open(readFileSync(file, 'utf8').trim(), FOLDER_MAIL_CONTEXT);

@@ -5,6 +5,9 @@ import { migrations } from '../../store/migrations/index.js';
 import { StartFailure } from '../failure-line.js';
 import { UsageError } from '../usage-error.js';
 
+/** Which engine the configuration names: PostgreSQL with DATABASE_URL, else the embedded folder. */
+export const configuredEngine = (config: Pick<Config, 'databaseUrl'>): 'postgres' | 'pglite' => (config.databaseUrl ? 'postgres' : 'pglite');
+
 /** The configured database; `onLockLost` is called if the embedded folder's lock is lost while open. */
 export function openConfiguredDb(config: Config, onLockLost?: (reason: string) => void): Promise<Db> {
   return config.databaseUrl

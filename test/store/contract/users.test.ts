@@ -138,6 +138,44 @@ for (const engine of engines()) {
       );
     });
 
+    it('a new address waiting dies with a reset, a password reset, a disabling, and when the account gives way', async () => {
+      const pending = (u: NewUser) => ({
+        email: `away-${u.id}@example.com`,
+        tokenHash: sha256(`${u.id} pending`),
+        expiresAt: at(HOUR),
+        mailed: true,
+      });
+      const wait = async (u: NewUser) => {
+        await c.store.users.setPendingEmail(u.id, pending(u), at(1));
+        assert.deepEqual(await c.store.users.findPendingEmail(u.id), pending(u));
+      };
+      const reset = await newUser(c.store, a.id);
+      await wait(reset);
+      await c.store.users.resetSignIn(reset.id, sha256(`${reset.id} link`), at(HOUR), at(2), 'admin');
+      assert.equal(await c.store.users.findPendingEmail(reset.id), undefined, 'reset');
+
+      const forgot = await newUser(c.store, a.id);
+      await wait(forgot);
+      const link = sha256(`${forgot.id} reset`);
+      assert.equal(await c.store.signIn.setResetLink(forgot.id, link, at(HOUR)), true);
+      assert.equal(await c.store.signIn.redeemResetLink(forgot.id, link, '$argon2id$new', at(2)), true);
+      assert.equal(await c.store.users.findPendingEmail(forgot.id), undefined, 'password reset');
+
+      const disabled = await newUser(c.store, a.id);
+      await wait(disabled);
+      await c.store.users.setDisabled(disabled.id, null, at(2), 'admin');
+      assert.ok(await c.store.users.findPendingEmail(disabled.id), 'enabling (a no-op here) keeps it');
+      await c.store.users.setDisabled(disabled.id, at(3), at(3), 'admin');
+      assert.equal(await c.store.users.findPendingEmail(disabled.id), undefined, 'disabling');
+
+      const email = `gives-way-${randomUUID()}@example.com`;
+      const gaveWay = await newUser(c.store, a.id, { email });
+      await wait(gaveWay);
+      const owner = await newUser(c.store, b.id, { email });
+      await c.store.transaction((tx) => tx.users.proveEmail(owner.id, email, at(4)));
+      assert.equal(await c.store.users.findPendingEmail(gaveWay.id), undefined, 'gave way');
+    });
+
     it('listUsers: the users of one tenant only, filtered by address, by creation then id, a page at a time', async () => {
       const ta = await childOf(c.store, a);
       const tb = await childOf(c.store, b);

@@ -13,6 +13,7 @@ import {
   ACCOUNT_AUTHENTICATOR_PATH,
   ACCOUNT_PASSKEY_REMOVE_PATH,
   ACCOUNT_PASSKEYS_PATH,
+  ACCOUNT_EMAIL_CONFIRM_PATH,
   ACCOUNT_EMAIL_PATH,
   ACCOUNT_PASSWORD_PATH,
   ACCOUNT_PATH,
@@ -46,6 +47,21 @@ export function signInToConfirm(): View {
     title: 'Sign in to confirm your address',
     body: html`<p>This link confirms a new e-mail address for an account. Sign in as that account (with the address you use now), then open the link in the mail again.</p>
 <p><a href="/login?return_to=${encodeURIComponent(ACCOUNT_PATH)}">Sign in</a></p>`,
+  };
+}
+
+/** The link mailed to a new address, opened signed in: what it will do, and a button that does it
+ *  (a form with the session's CSRF token: a page elsewhere cannot make a browser confirm by
+ *  sending it to the link). */
+export function confirmEmailChangePage(o: { session: Session; email: string; newEmail: string; token: string }): View {
+  return {
+    title: 'Use your new e-mail address',
+    body: html`<p>Signed in as <strong>${o.email}</strong>. From now on, sign in with <strong>${o.newEmail}</strong>, and messages about your account go there.</p>
+<form method="post" action="${ACCOUNT_EMAIL_CONFIRM_PATH}">${csrfField(o.session)}
+<input type="hidden" name="token" value="${o.token}">
+<div class="actions"><button type="submit">Use ${o.newEmail}</button><a href="${ACCOUNT_PATH}">Cancel</a></div>
+</form>
+<p class="hint">Did not ask for this? Choose Cancel, then change your password and replace your authenticator: whoever asked was signed in as you.</p>`,
   };
 }
 

@@ -16,6 +16,7 @@ import { recoveryCodesFile } from '../sign-in-pages.js';
 import { PASSKEY_SCRIPT_PATH } from '../passkey-script.js';
 import {
   accountPage,
+  confirmEmailChangePage,
   emailChangeRequested,
   type FormFailure,
   recoveryCodesShown,
@@ -188,16 +189,25 @@ export function accountPages(c: ConsoleKit) {
       return c.done(reply, who, emailChangeRequested(outcome.email), ACCOUNT_PATH);
     },
 
-    /** GET /console/account/email/confirm?token=… → EmailChangeService.confirm (signed in as the account that asked) */
-    async confirmEmailChange(req: FastifyRequest, reply: FastifyReply) {
+    /** GET /console/account/email/confirm?token=… : what the link does, and a button (EmailChangeService.preview) */
+    async showEmailChange(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.viewerIfAny(req);
       // not signed in: no redirect that would carry the token into a sign-in's state
       if (!who) {
         const page = signInToConfirm();
         return c.sendBare(reply, 200, page.title, page.body);
       }
-      const token = (req.query as Record<string, unknown>).token;
-      const outcome = await services.emailChange.confirm(who.session, typeof token === 'string' ? token : '');
+      const token = text(queryOf(req).token) ?? '';
+      const preview = await services.emailChange.preview(who.session, token);
+      if (preview.kind === 'refused') return refused(reply, who, preview, 'email');
+      return c.show(reply, 200, confirmEmailChangePage({ session: who.session, email: who.email, newEmail: preview.email, token }), { who });
+    },
+
+    /** POST /console/account/email/confirm → EmailChangeService.confirm (signed in as the account that asked) */
+    async confirmEmailChange(req: FastifyRequest, reply: FastifyReply) {
+      const who = await c.poster(req, reply);
+      if (!who) return reply;
+      const outcome = await services.emailChange.confirm(who.session, text(formOf(req).token) ?? '');
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'email');
       return c.done(reply, who, `Your e-mail address is now ${outcome.email}: sign in with it from now on.`, ACCOUNT_PATH);
     },

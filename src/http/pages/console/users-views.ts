@@ -30,10 +30,9 @@ type RoleChoice = { id: string; name: RoleName };
 /** What the role form was sent with: the role, its end, and `in`, the tenant it is given in (empty: the page's). */
 export type RoleFormValues = { role: string; expires: string; in: string };
 
-/** What a person reads as a user's state. */
 /** the address's state (docs/users.md "Invitations and proven addresses") in a person's words */
 export const EMAIL_STATUS_WORDS: Record<User['emailStatus'], string> = {
-  verified: 'Proven: the person set up their sign-in through a link mailed to it',
+  verified: 'Proven: the person followed a link mailed to it, or signed in through single sign-on in a domain this organisation proved',
   unverified: 'Not proven yet: an account elsewhere may take this address by proving it first',
   claimed_elsewhere:
     'Proven by another account: this account can no longer sign in with it, and its set-up link stopped working. Delete it, or invite the person with another address',
