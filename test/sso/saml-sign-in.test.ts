@@ -371,6 +371,30 @@ for (const engine of transportEngines()) {
       }
     });
 
+    it('the finish refuses an account that gave way between the ACS and the finish', async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const email = `between@${DOMAIN}`;
+        const client = new PageClient(t);
+        const location = await toIdp(client, email);
+        idp.setUser(email);
+        const acs = await postBack(client, await idp.respond(location));
+        assert.equal(acs.status, 303, refusals());
+        // meanwhile the account gives way (as when another proves the address first)
+        await t.db.kysely
+          .updateTable('users')
+          .set({ email_verified_at: null, email_superseded_at: new Date() })
+          .where('email_normalized', '=', email)
+          .execute();
+        const finish = await client.get(String(acs.headers.location));
+        assert.equal(finish.status, 403);
+        assert.match(finish.text, /Another account proved this address, so this one no longer signs in/);
+        assert.equal(await whoIsSignedIn(client), undefined);
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
     it('linking an account of the tenant proves its address; a later sign-in of an account whose address is not the NameID proves nothing', async () => {
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       try {
