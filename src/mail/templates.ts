@@ -169,7 +169,9 @@ function noticeMail(n: Notice, brand: Brand): RenderedMail {
     'Hello,',
     `${noticeWhat(n)}`,
     `When: ${utc(n.at)}. ${noticeBy(n.by)}${where ? ` Request ${where}.` : ''}`,
-    `If this was not you, someone else may be able to sign in as you: reset your password at the sign-in page ("Forgot your password?") and tell your administrator of ${brand.tenantName} at once.`,
+    n.template === 'sign_in_reset_by_operator'
+      ? `If you did not ask for this, tell your administrator of ${brand.tenantName} at once: until the set-up link is used, nobody signs in to the account.`
+      : `If this was not you, someone else may be able to sign in as you: reset your password at the sign-in page ("Forgot your password?") and tell your administrator of ${brand.tenantName} at once.`,
   ]);
 }
 
