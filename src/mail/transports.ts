@@ -7,9 +7,27 @@
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
+
+/** A nodemailer transport, made at the first message (nodemailer's import is not paid at start). */
+function lazily<T extends Transporter>(
+  make: (mailer: typeof import('nodemailer').default) => T,
+): { get: () => Promise<T>; made: () => T | undefined } {
+  let made: T | undefined;
+  let making: Promise<T> | undefined;
+  return {
+    get: () => {
+      making ??= import('nodemailer').then((m) => {
+        made = make(m.default);
+        return made;
+      });
+      return making;
+    },
+    made: () => made,
+  };
+}
 
 export interface Envelope {
   /** the outbox row's id: the file's name, and the Message-ID's left part */
@@ -43,13 +61,13 @@ export function smtpTransport(url: string, tls?: { rejectUnauthorized?: boolean 
     socketTimeout: 60_000,
     ...(tls ? { tls } : {}),
   };
-  const transporter = nodemailer.createTransport(options);
+  const transporter = lazily((mailer) => mailer.createTransport(options));
   return {
     describe: `${parsed.protocol}//${parsed.host}`,
     async deliver(e) {
-      await transporter.sendMail(message(e));
+      await (await transporter.get()).sendMail(message(e));
     },
-    close: () => transporter.close(),
+    close: () => transporter.made()?.close(),
   };
 }
 
@@ -62,11 +80,11 @@ export const sealedMailFile = (dataDir: string, id: string) => join(outboxFolder
 /** The outbox folder `<dataDir>/outbox`: one sealed `.eml.sealed` file per message, readable by the owner only. */
 export function folderTransport(dataDir: string, box: Pick<SealedBox, 'seal'>): MailTransport {
   const dir = outboxFolder(dataDir);
-  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const builder = lazily((mailer) => mailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
   return {
     describe: `the folder ${dir}`,
     async deliver(e) {
-      const built = await builder.sendMail(message(e));
+      const built = await (await builder.get()).sendMail(message(e));
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await writeFile(sealedMailFile(dataDir, e.id), `${box.seal((built.message as Buffer).toString('utf8'), FOLDER_MAIL_CONTEXT)}\n`, {
         mode: 0o600,

@@ -9,18 +9,20 @@
 // cloned authenticator, WebAuthn §6.1.1) rather than as any other failure.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { SessionState } from '../sessions/model.js';
 import type { Passkey } from './store.js';
 
 export type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON };
+
+/** @simplewebauthn/server, imported at the first passkey operation: its import takes about 170 ms
+ *  (a fifth of the server's start; docs/benchmarks.md), which every start would pay for nothing
+ *  where nobody uses a passkey. */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const simpleWebAuthn = () => {
+  library ??= import('@simplewebauthn/server');
+  return library;
+};
 
 /** how long the browser's prompt lasts */
 export const PASSKEY_PROMPT_MS = 5 * 60_000;
@@ -61,12 +63,12 @@ export function challengeHolds(c: PasskeyChallenge | undefined, purpose: Passkey
   return age >= 0 && age <= PASSKEY_CHALLENGE_TTL_MS - leftMs;
 }
 
-export function registrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
   user: { id: string; email: string },
   existing: Passkey[],
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  return generateRegistrationOptions({
+  return (await simpleWebAuthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
@@ -83,8 +85,8 @@ export function registrationOptions(
 
 /** The options of a sign-in step: `allowed` lists the passkeys of the account signing in (after
  *  its password); empty, the browser offers any passkey it has for this site. */
-export function authenticationOptions(rp: RelyingParty, allowed: Passkey[], challenge: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  return generateAuthenticationOptions({
+export async function authenticationOptions(rp: RelyingParty, allowed: Passkey[], challenge: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return (await simpleWebAuthn()).generateAuthenticationOptions({
     rpID: rp.id,
     // as bytes: a string would be taken as UTF-8 text and encoded again
     challenge: new Uint8Array(Buffer.from(challenge, 'base64url')),
@@ -132,7 +134,7 @@ export async function checkRegistration(
   posted: PostedCredential,
 ): Promise<Checked<{ credentialId: string; publicKey: Buffer; counter: number; transports: string[] }>> {
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await simpleWebAuthn()).verifyRegistrationResponse({
       response: posted.json as never,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
@@ -156,7 +158,7 @@ export async function checkAuthentication(
   passkey: Passkey,
 ): Promise<Checked<{ counter: number }>> {
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await simpleWebAuthn()).verifyAuthenticationResponse({
       response: posted.json as never,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,

@@ -2,7 +2,15 @@
 // with the settings docs/sso.md describes. One instance per sign-in step (they are cheap); the
 // requests issued live in the database (the cache provider below), not in a process's memory,
 // so any process can finish a sign-in another began.
-import { SAML, ValidateInResponseTo, type CacheItem, type CacheProvider } from '@node-saml/node-saml';
+import type { CacheItem, CacheProvider, SAML } from '@node-saml/node-saml';
+
+/** @node-saml/node-saml, imported at the first SAML operation (its import takes about 45 ms of the
+ *  server's start, for deployments where nobody signs in through SSO). */
+let library: Promise<typeof import('@node-saml/node-saml')> | undefined;
+const nodeSaml = () => {
+  library ??= import('@node-saml/node-saml');
+  return library;
+};
 import type { SsoConnection } from './model.js';
 import type { SsoStore } from './store.js';
 
@@ -34,14 +42,15 @@ function requestCache(sso: SsoStore, connectionId: string, now: () => Date): Cac
   };
 }
 
-export function serviceProvider(
+export async function serviceProvider(
   connection: SsoConnection,
   sp: SpValues,
   certificates: string[],
   sso: SsoStore,
   now: () => Date,
   requestId?: string,
-): SAML {
+): Promise<SAML> {
+  const { SAML, ValidateInResponseTo } = await nodeSaml();
   return new SAML({
     ...(requestId ? { generateUniqueId: () => requestId } : {}),
     issuer: sp.entityID,
@@ -76,8 +85,8 @@ export function serviceProvider(
 }
 
 /** This service's SP metadata for a connection (unsigned: it carries no secret). */
-export function spMetadata(connection: SsoConnection, sp: SpValues, sso: SsoStore, now: () => Date): string {
+export async function spMetadata(connection: SsoConnection, sp: SpValues, sso: SsoStore, now: () => Date): Promise<string> {
   // the metadata needs no IdP certificate; node-saml wants one in the options all the same
-  const saml = serviceProvider(connection, sp, ['unused'], sso, now);
+  const saml = await serviceProvider(connection, sp, ['unused'], sso, now);
   return saml.generateServiceProviderMetadata(null, null);
 }

@@ -176,7 +176,7 @@ export class SsoSignInService {
     const now = this.clock.now();
     // the request's id, chosen here so that it is stored before the browser can answer it
     const id = `${prefix}${randomBytes(20).toString('hex')}`;
-    const url = await this.sp(connection, id).getAuthorizeUrlAsync('', undefined, {});
+    const url = await (await this.sp(connection, id)).getAuthorizeUrlAsync('', undefined, {});
     await this.store.sso.insertSamlRequest({
       id,
       connectionId: connection.id,
@@ -260,7 +260,7 @@ export class SsoSignInService {
     const sso = readingRequestsOnce(this.store.sso);
     let profile: Profile | null;
     try {
-      ({ profile } = await this.sp(connection, undefined, sso).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      ({ profile } = await (await this.sp(connection, undefined, sso)).validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (err) {
       throw rejected(`node-saml: ${(err as Error).message}`);
     }
@@ -363,7 +363,7 @@ export class SsoSignInService {
   async metadata(connectionId: string): Promise<{ kind: 'metadata'; xml: string } | Refusal> {
     const connection = await this.find(connectionId);
     if (!connection) return refusal(404, 'No such SSO connection.');
-    const xml = spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
+    const xml = await spMetadata(connection, spParameters(this.settings.baseUrl, connection.id), this.store.sso, () => this.clock.now());
     return { kind: 'metadata', xml };
   }
 
