@@ -52,8 +52,8 @@ export const ATTEMPT_RULES = {
   resetAccount: { free: 3, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** address changes one account asks for (each mails a link to the address it names) */
   emailChange: { free: 5, after: 'window', resetSeconds: 60 * 60 },
-  /** address changes that name one address, from any account: a mailbox is not flooded */
-  emailChangeTo: { free: 3, after: 'window', resetSeconds: 60 * 60 },
+  /** address-change mails to one address, from any account: a mailbox is not flooded */
+  emailChangeTo: { free: 10, after: 'window', resetSeconds: 60 * 60 },
   /** DNS checks of one tenant's SSO domains asked for by hand ("Check now", checkSSODomain) */
   domainCheck: { free: 20, after: 'window', resetSeconds: 60 * 60 },
   /** device logins started from one address (each writes a row, unauthenticated) */

@@ -4,7 +4,7 @@
 // folder's `outbox` folder, which `gatehouse mail show` prints. A message there may carry a live
 // link (a set-up or reset link): it is sealed (crypto/sealed-box.ts, the service's keys), never
 // written in clear; beside it, what `gatehouse mail` lists (to, subject: no secret).
-import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Transporter } from 'nodemailer';
@@ -19,10 +19,17 @@ function lazily<T extends Transporter>(
   let making: Promise<T> | undefined;
   return {
     get: () => {
-      making ??= import('nodemailer').then((m) => {
-        made = make(m.default);
-        return made;
-      });
+      making ??= import('nodemailer').then(
+        (m) => {
+          made = make(m.default);
+          return made;
+        },
+        (err: unknown) => {
+          // not kept: the next message tries again
+          making = undefined;
+          throw err;
+        },
+      );
       return making;
     },
     made: () => made,
@@ -105,14 +112,19 @@ export function folderTransport(dataDir: string, box: Pick<SealedBox, 'seal'>): 
 export function sealClearFolderMail(dataDir: string, box: Pick<SealedBox, 'seal'>): number {
   const dir = outboxFolder(dataDir);
   if (!existsSync(dir)) return 0;
+  chmodSync(dir, 0o700);
   let sealed = 0;
   for (const name of readdirSync(dir)) {
     const id = /^([0-9a-f-]{36})\.eml$/.exec(name)?.[1];
     if (!id) continue;
     const clear = join(dir, name);
-    writeFileSync(sealedMailFile(dataDir, id), `${box.seal(readFileSync(clear, 'utf8'), FOLDER_MAIL_CONTEXT)}\n`, { mode: 0o600 });
-    unlinkSync(clear);
-    sealed++;
+    try {
+      writeFileSync(sealedMailFile(dataDir, id), `${box.seal(readFileSync(clear, 'utf8'), FOLDER_MAIL_CONTEXT)}\n`, { mode: 0o600 });
+      unlinkSync(clear);
+      sealed++;
+    } catch {
+      // one that cannot be read or written stays as it was: `gatehouse mail show` still reads it
+    }
   }
   return sealed;
 }

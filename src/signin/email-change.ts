@@ -48,6 +48,8 @@ export type ConfirmedByCode = (session: Session, code: string, attempt: Attempt)
 
 const INVALID_LINK =
   'This confirmation link does not work: it was used, it expired, a newer one replaced it, or it is for another account. Ask again on your account page.';
+const GAVE_WAY =
+  'Another account proved your current address first, so this account can no longer change it or sign in. Ask your administrator: they see why on your account’s page.';
 const PROVEN_ELSEWHERE = 'Another account has proven this address since you asked, so it cannot become yours. Ask again with another address.';
 
 export class EmailChangeService {
@@ -102,13 +104,19 @@ export class EmailChangeService {
       // proven by another account: recorded as any request (the page reads the same), mailed never
       const owner = await tx.users.findProvenUser(asked.key);
       const mailed = mailable && (owner === undefined || owner.id === user.id);
-      await tx.users.setPendingEmail(
-        user.id,
-        { email: asked.email, tokenHash: digestOpaqueToken(token), expiresAt, mailed: this.mailer.delivers && mailed },
-        now,
-      );
-      // the same work whether or not it goes out (rendered and sealed; then queued, or dropped), so
-      // that the time of the answer does not tell either
+      // a request that is not mailed does not replace a link already mailed for the same address
+      // and still valid (the person asking again keeps the one they have)
+      const waiting = mailed ? undefined : await tx.users.findPendingEmail(user.id);
+      const keepsWaiting = waiting?.mailed && waiting.expiresAt > now && checkEmail(waiting.email).key === asked.key;
+      if (!keepsWaiting) {
+        await tx.users.setPendingEmail(
+          user.id,
+          { email: asked.email, tokenHash: digestOpaqueToken(token), expiresAt, mailed: this.mailer.delivers && mailed },
+          now,
+        );
+      }
+      // about the same work whether or not it goes out (rendered and sealed; then queued, or
+      // dropped), so that the time of the answer does not tell either
       const discard = { mail: { insertMail: async () => undefined } };
       await this.mailer.send(mailed ? tx : discard, {
         to: asked.email,
@@ -160,7 +168,7 @@ export class EmailChangeService {
    * asked: the address becomes theirs (proven when the link was mailed through an SMTP server, and
    * then any account elsewhere that had it unproven gives way), and the old address is told.
    */
-  async confirm(session: Session, token: string): Promise<{ kind: 'changed'; email: string; proven: boolean } | Refusal> {
+  async confirm(session: Session, token: string, attempt?: Attempt): Promise<{ kind: 'changed'; email: string; proven: boolean } | Refusal> {
     if (!session.userId || !isOpaqueToken(token)) return refusal(400, INVALID_LINK);
     const userId = session.userId;
     try {
@@ -173,7 +181,7 @@ export class EmailChangeService {
         const { email, key } = checkEmail(pending.email);
         // proven elsewhere since it was asked for (through SSO, or a mailed link): it cannot be
         // this account's, mailed link or not; and an account that gave way does not come back
-        if (user.emailStatus === 'claimed_elsewhere') return refusal(400, ACCOUNT_CHANGED);
+        if (user.emailStatus === 'claimed_elsewhere') return refusal(400, GAVE_WAY);
         const owner = await tx.users.findProvenUser(key);
         if (owner && owner.id !== user.id) return refusal(400, PROVEN_ELSEWHERE);
         await tx.users.changeEmail(user.id, email, key, now);
@@ -188,7 +196,7 @@ export class EmailChangeService {
           to: user.email,
           tenantId: user.tenantId,
           tenantName: await tenantNameOf(tx.tenants, user.tenantId),
-          mail: { template: 'email_changed', at: now, by: 'self', detail: email },
+          mail: { template: 'email_changed', at: now, by: 'self', detail: email, address: attempt?.address, userAgent: attempt?.userAgent },
         });
         return { kind: 'changed' as const, email, proven: pending.mailed };
       });

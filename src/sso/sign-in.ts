@@ -550,8 +550,12 @@ export class SsoSignInService {
       });
     } catch (err) {
       // the address was taken since it was looked up (an account created meanwhile)
+      // the address was taken since it was looked up (an account created meanwhile), or the
+      // tenant's account with it gave way to an account that proved it elsewhere (not looked up)
       if (err instanceof AppError && err.code === 'CONFLICT') {
-        throw new SsoRefusal('An account with this address was created while you were signing in. Start the sign-in again.');
+        throw new SsoRefusal(
+          'An account with this address exists but cannot sign in through this connection now: it was created while you were signing in, or another account proved the address. Start the sign-in again; if this repeats, ask your administrator.',
+        );
       }
       throw err;
     }

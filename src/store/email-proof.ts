@@ -32,13 +32,16 @@ export const NO_PENDING_EMAIL = {
 } as const;
 
 export async function proveAddress(db: Kysely<Database>, userId: string, key: string, at: Date): Promise<{ id: string; tenantId: string }[]> {
-  await db
+  // only the account as the caller saw it: its address still `key`, not given way meanwhile
+  const proven = await db
     .updateTable('users')
-    .set({ email_verified_at: at })
+    .set({ email_verified_at: sql<Date>`coalesce(email_verified_at, ${at})` })
     .where('id', '=', userId)
-    .where('email_verified_at', 'is', null)
-    .execute()
+    .where('email_normalized', '=', key)
+    .where('email_superseded_at', 'is', null)
+    .executeTakeFirst()
     .catch(rethrowUnique);
+  if (proven.numUpdatedRows === 0n) return [];
   const rows = await db
     .updateTable('users')
     .set({ email_superseded_at: at, tokens_valid_after: at, updated_at: at, ...NO_PENDING_EMAIL })

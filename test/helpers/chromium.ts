@@ -53,7 +53,16 @@ export async function launchChromium(): Promise<Browser> {
           return context;
         };
       }
-      if (prop === 'close') return async () => void (await Promise.all(opened.splice(0).map((c) => c.close().catch(() => undefined))));
+      if (prop === 'newPage') {
+        return async (...args: Parameters<Browser['newPage']>) => {
+          const context = await target.newContext(...args);
+          opened.push(context);
+          return context.newPage();
+        };
+      }
+      // `close` (and `await using`) closes what this file opened, never the shared browser
+      if (prop === 'close' || prop === Symbol.asyncDispose)
+        return async () => void (await Promise.all(opened.splice(0).map((c) => c.close().catch(() => undefined))));
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

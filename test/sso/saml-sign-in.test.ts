@@ -297,7 +297,7 @@ for (const engine of transportEngines()) {
       try {
         const squatters = await createTenant(t, '1', { name: 'SSO squatters' });
         const squatter = await signedInUser(t, `squatted@${DOMAIN}`, { tenant: squatters });
-        const client = new PageClient(t);
+        const client = new PageClient(t, 'gatehouse_session', '203.0.113.165');
         // signIn: /login sends the address on to the IdP (toIdp asserts it), the ACS accepts
         assert.equal((await signIn(client, `squatted@${DOMAIN}`)).status, 303);
         assert.equal(await whoIsSignedIn(client), `squatted@${DOMAIN}`);
@@ -343,7 +343,7 @@ for (const engine of transportEngines()) {
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       try {
         const email = `gaveway@${DOMAIN}`;
-        assert.equal((await signIn(new PageClient(t), email)).status, 303);
+        assert.equal((await signIn(new PageClient(t, 'gatehouse_session', '203.0.113.164'), email)).status, 303);
         const linked = (await userRow(email))!;
         // an account linked before sign-ins proved addresses: unproven; another proves the address
         await t.db.kysely.updateTable('users').set({ email_verified_at: null }).where('id', '=', linked.id).execute();
@@ -352,7 +352,7 @@ for (const engine of transportEngines()) {
         await proveAddress(t.db.kysely, other.user.id, email, new Date());
         // /login sends the address to its proven account's password now; the connection's own
         // sign-in link (an IdP tile, a bookmark) still reaches the IdP, which vouches as before
-        const client = new PageClient(t);
+        const client = new PageClient(t, 'gatehouse_session', '203.0.113.164');
         assert.equal(onwards(await typeAddress(client, email)), undefined);
         const tile = await client.get(`/sso/saml/${connection}/login`);
         const begun = await client.post(`/sso/saml/${connection}/login`, { _csrf: client.csrf(tile) });
@@ -371,11 +371,41 @@ for (const engine of transportEngines()) {
       }
     });
 
+    it("the tenant's own account that gave way, its prover gone since: the sign-in is refused in words that say why, and nothing is written", async () => {
+      assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      try {
+        const email = `orphan@${DOMAIN}`;
+        await setupLink(t, email, { tenant, roles: [ROLE_IDS.Analyst] });
+        // it gave way to an account elsewhere, which was deleted since (or moved to another address)
+        await t.db.kysely.updateTable('users').set({ email_superseded_at: new Date() }).where('email_normalized', '=', email).execute();
+        const users = async () =>
+          Number(
+            (
+              await t.db.kysely
+                .selectFrom('users')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
+        const before = await users();
+        const client = new PageClient(t, 'gatehouse_session', '203.0.113.161');
+        const location = await toIdp(client, email);
+        idp.setUser(email);
+        const acs = await postBack(client, await idp.respond(location));
+        assert.equal(acs.status, 400, acs.text);
+        assert.match(acs.text, /An account with this address exists but cannot sign in through this connection now/);
+        assert.equal(await users(), before, 'nobody created');
+        assert.equal(await whoIsSignedIn(client), undefined);
+      } finally {
+        await setStatus({ status: 'Testing' });
+      }
+    });
+
     it('the finish refuses an account that gave way between the ACS and the finish', async () => {
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       try {
         const email = `between@${DOMAIN}`;
-        const client = new PageClient(t);
+        const client = new PageClient(t, 'gatehouse_session', '203.0.113.162');
         const location = await toIdp(client, email);
         idp.setUser(email);
         const acs = await postBack(client, await idp.respond(location));
@@ -401,7 +431,7 @@ for (const engine of transportEngines()) {
         const email = `linked-proof@${DOMAIN}`;
         const invited = await signedInUser(t, email, { tenant });
         assert.equal((await userRow(email))!.email_verified_at, null, 'an invitation shown, not mailed: unproven');
-        const client = new PageClient(t);
+        const client = new PageClient(t, 'gatehouse_session', '203.0.113.163');
         assert.equal((await signIn(client, email)).status, 303);
         assert.equal(await whoIsSignedIn(client), email);
         assert.notEqual((await userRow(email))!.email_verified_at, null, 'the sign-in through the proven domain proved it');
@@ -415,7 +445,7 @@ for (const engine of transportEngines()) {
           .insertInto('sso_identities')
           .values({ connection_id: connection, name_id: `old-name@${DOMAIN}`, user_id: movedId, created_at: new Date(), last_sign_in_at: null })
           .execute();
-        const other = new PageClient(t);
+        const other = new PageClient(t, 'gatehouse_session', '203.0.113.163');
         const tile = await other.get(`/sso/saml/${connection}/login`);
         assert.equal((await other.post(`/sso/saml/${connection}/login`, { _csrf: other.csrf(tile) })).status, 303);
         const onward = onwards((await other.get('/login')).text);

@@ -84,6 +84,13 @@ export async function mailCommand(config: Config, args: string[]): Promise<numbe
       process.stdout.write(text);
       return 0;
     }
+    // written in clear by a version before the sealed folder; serve seals it at its next start
+    const clear = join(outboxFolder(config.dataDir), `${line.id.toLowerCase()}.eml`);
+    if (existsSync(clear)) {
+      out(`# ${clear} (written in clear by an earlier version; gatehouse serve seals it at its next start)`);
+      process.stdout.write(readFileSync(clear, 'utf8'));
+      return 0;
+    }
   }
   if (line.action === 'list' && line.status === null) {
     const written = folderMail(config.dataDir).slice(0, line.limit);

@@ -110,6 +110,22 @@ for (const engine of engines()) {
       );
     });
 
+    it('proveEmail proves the account only as the caller saw it: its address still the key, not given way; else nobody gives way', async () => {
+      const email = `seen-${randomUUID()}@example.com`;
+      const moved = await newUser(c.store, a.id, { email: `moved-${randomUUID()}@example.com` });
+      const other = await newUser(c.store, b.id, { email });
+      assert.deepEqual(await c.store.transaction((tx) => tx.users.proveEmail(moved.id, email, at(1))), [], 'its address is not the key');
+      assert.equal((await c.store.users.findUser(moved.id))?.emailStatus, 'unverified');
+      assert.equal((await c.store.users.findUser(other.id))?.emailStatus, 'unverified', 'nobody gave way');
+      const owner = await newUser(c.store, (await childOf(c.store, a)).id, { email });
+      await c.store.transaction((tx) => tx.users.proveEmail(owner.id, email, at(2)));
+      assert.equal((await c.store.users.findUser(other.id))?.emailStatus, 'claimed_elsewhere');
+      assert.deepEqual(await c.store.transaction((tx) => tx.users.proveEmail(other.id, email, at(3))), [], 'one that gave way proves nothing');
+      assert.equal((await c.store.users.findUser(other.id))?.emailStatus, 'claimed_elsewhere');
+      assert.equal((await c.store.users.findUser(owner.id))?.emailStatus, 'verified');
+      assert.deepEqual(await c.store.transaction((tx) => tx.users.proveEmail(owner.id, email, at(4))), [], 'proving again changes nothing');
+    });
+
     it('a new address waits with its link (and whether it was mailed) until confirmed; then it is the account’s, unproven until proveEmail', async () => {
       const email = `new-${randomUUID()}@example.com`;
       const u = await newUser(c.store, a.id);

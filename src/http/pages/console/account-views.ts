@@ -141,7 +141,7 @@ ${others === 0 ? html`<p id="no-others" class="hint">You are signed in nowhere e
 /** The answer to a new address asked for: the same whether or not it can become the person's
  *  (another account may have proven it; the page does not say which addresses have accounts). */
 export function emailChangeRequested(email: string): string {
-  return `If ${email} can be yours, a confirmation link was mailed to it. Open it, signed in as you are now, to use that address. No mail within a few minutes? The address may belong to another account: ask your administrator.`;
+  return `If ${email} can be yours, a confirmation link was mailed to it. Open it, signed in as you are now, to use that address. No mail within a few minutes? The address may belong to another account, or a link to it was asked for too often: try again in an hour, or use another address.`;
 }
 
 /** The new authenticator's key, until a first code from it confirms it. */

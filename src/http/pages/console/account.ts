@@ -207,7 +207,7 @@ export function accountPages(c: ConsoleKit) {
     async confirmEmailChange(req: FastifyRequest, reply: FastifyReply) {
       const who = await c.poster(req, reply);
       if (!who) return reply;
-      const outcome = await services.emailChange.confirm(who.session, text(formOf(req).token) ?? '');
+      const outcome = await services.emailChange.confirm(who.session, text(formOf(req).token) ?? '', c.attemptOf(req));
       if (outcome.kind === 'refused') return refused(reply, who, outcome, 'email');
       return c.done(reply, who, `Your e-mail address is now ${outcome.email}: sign in with it from now on.`, ACCOUNT_PATH);
     },
