@@ -20,7 +20,7 @@ const PRESSES: Record<string, number> = { 'npm start': 10, 'npx gatehouse serve'
 // Runs COMMAND in a pseudo-terminal N times in a row: waits until it serves, "presses"
 // Ctrl-C (writes ^C to the terminal, whose line discipline turns it into SIGINT for the
 // foreground process group), waits for the end, and prints one JSON line per round.
-const DRIVER = String.raw`
+const DRIVER = `
 import json, os, select, sys, time
 presses, datadir, patience = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 command = sys.argv[4:]
