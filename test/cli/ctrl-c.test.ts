@@ -69,6 +69,14 @@ for round in range(presses):
                 done, code = os.waitpid(pid, os.WNOHANG)
                 if done:
                     status = code
+                    # npm may end (killed by the same SIGINT) before the server it started has
+                    # finished its stop, which goes on writing to the terminal: the round ends
+                    # when the data folder's lock is released (the stop's last act) or the
+                    # patience runs out, the output read meanwhile
+                    lock = os.path.join(datadir, 'gatehouse.lock')
+                    free_by = time.time() + seconds
+                    while os.path.exists(lock) and time.time() < free_by:
+                        drain(0.1)
                     drain(0.5)
                     return False
         return None
