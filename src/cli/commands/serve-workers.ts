@@ -17,7 +17,7 @@ type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 import type { Config } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { listenFailure } from '../failure-line.js';
-import { EXIT_INTERRUPTED } from '../exit-codes.js';
+import { EXIT_INTERRUPTED, exitAfterStop } from '../exit-codes.js';
 
 const RESTARTS_PER_MINUTE = 5;
 const SCRAPE_TIMEOUT_MS = 2_000;
@@ -56,7 +56,7 @@ export async function serveWorkers(config: Config): Promise<number> {
     await stop('start-up failure');
     return code;
   }
-  if (stopping) return stopping;
+  if (stopping) return exitAfterStop(await stopping);
 
   if (config.metricsPort !== undefined) {
     try {
@@ -66,7 +66,7 @@ export async function serveWorkers(config: Config): Promise<number> {
       throw err;
     }
   }
-  if (stopping) return stopping;
+  if (stopping) return exitAfterStop(await stopping);
   logger.info({ workers: config.workers, region: config.region, baseUrl: config.baseUrl }, 'gatehouse serving');
 
   const restarts: number[] = [];
@@ -84,7 +84,7 @@ export async function serveWorkers(config: Config): Promise<number> {
     logger.error({ worker: worker.id, code, signal }, 'a worker exited; starting another');
     fork().catch((err: unknown) => logger.error({ err }, 'a replacement worker failed to start'));
   });
-  return done;
+  return exitAfterStop(await done);
 }
 
 /** Starts one worker; resolves once it listens, rejects if it exits first. */

@@ -26,7 +26,7 @@ import type { Db } from '../../store/db.js';
 import { DatabaseUnreachableError } from '../../store/connection-error.js';
 import { DataDirLockedError, lockLostLine } from '../../store/data-dir-lock.js';
 import { StartFailure, listenFailure } from '../failure-line.js';
-import { EXIT_INTERRUPTED } from '../exit-codes.js';
+import { EXIT_INTERRUPTED, exitAfterStop } from '../exit-codes.js';
 import { openConfiguredDb } from './open-db.js';
 import { METRICS_REQUEST, serveWorkers } from './serve-workers.js';
 
@@ -75,17 +75,19 @@ export async function serveCommand(config: Config): Promise<number> {
   serving = true;
   const signal = await signals.first;
   const stopped = await stop(service, logger, signal);
-  signals.dispose();
-  if (stopped !== 0) return stopped;
-  return signal === 'SIGINT' && !worker ? EXIT_INTERRUPTED : 0;
+  // the handlers stay to the end: a copy of the signal that comes late (npm's, on a busy machine)
+  // is absorbed like any other
+  const code = stopped !== 0 ? stopped : signal === 'SIGINT' && !worker ? EXIT_INTERRUPTED : 0;
+  return exitAfterStop(code);
 }
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
 
 /**
- * Listens for SIGINT and SIGTERM from now until dispose(): `first` resolves with the first one.
- * Every later one is absorbed (see the head of this file); from the third on, the operator is
- * told that the stop is under way and how to end the process at once.
+ * Listens for SIGINT and SIGTERM from now until dispose() (a failed start) or the process's end
+ * (a stop): `first` resolves with the first one. Every later one is absorbed (see the head of this
+ * file); at the third, the operator is told that the stop is under way and how to end the process
+ * at once.
  */
 function stopSignals(logger: Logger, serving: () => boolean): { first: Promise<StopSignal>; dispose(): void } {
   let received = 0;
