@@ -93,6 +93,13 @@ export const SETTINGS = {
     default: 5,
     description: 'PostgreSQL: seconds to wait for a new connection before the request is answered 503 (the database unavailable) or a start fails',
   }),
+  allowNonDurableDatabase: setting({
+    variable: 'GATEHOUSE_ALLOW_NON_DURABLE_DATABASE',
+    kind: boolean,
+    default: false,
+    description: '`serve`: start on a PostgreSQL server with `fsync` or `synchronous_commit` off',
+    note: 'for throwaway test databases only: such a server acknowledges commits it can lose in a crash, a revocation among them ([docs/operations.md](docs/operations.md#durability))',
+  }),
   dataDir: setting({
     variable: 'GATEHOUSE_DATA_DIR',
     kind: text('a folder path'),

@@ -28,6 +28,7 @@ import { DataDirLockedError, lockLostLine } from '../../store/data-dir-lock.js';
 import { StartFailure, listenFailure } from '../failure-line.js';
 import { EXIT_INTERRUPTED, exitAfterStop } from '../exit-codes.js';
 import { openConfiguredDb } from './open-db.js';
+import { durabilityProblems, readDurabilitySettings } from '../../store/durability.js';
 import { METRICS_REQUEST, serveWorkers } from './serve-workers.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -49,6 +50,7 @@ export async function serveCommand(config: Config): Promise<number> {
       process.stderr.write(lockLostLine(reason));
       process.exit(1);
     });
+    if (db.engine === 'postgres') await requireDurable(db, config, logger);
     service = await createService({ config, db, logger });
     // the only time generated secrets are shown: standard output, not the log
     if (service.bootstrapped) process.stdout.write(formatBootstrapNotice(service.bootstrapped, config.baseUrl));
@@ -79,6 +81,24 @@ export async function serveCommand(config: Config): Promise<number> {
   // is absorbed like any other
   const code = stopped !== 0 ? stopped : signal === 'SIGINT' && !worker ? EXIT_INTERRUPTED : 0;
   return exitAfterStop(code);
+}
+
+/** Refuses a PostgreSQL server that may lose what it acknowledges (src/store/durability.ts), unless allowed. */
+async function requireDurable(db: Db, config: Config, logger: Logger): Promise<void> {
+  const problems = durabilityProblems(await readDurabilitySettings(db));
+  if (problems.length === 0) return;
+  if (config.allowNonDurableDatabase) {
+    logger.warn(
+      { problems: problems.map((p) => p.problem) },
+      'the database may lose acknowledged writes in a crash (GATEHOUSE_ALLOW_NON_DURABLE_DATABASE)',
+    );
+    return;
+  }
+  throw new StartFailure(
+    `the PostgreSQL server may lose writes it has acknowledged, in a crash (${problems.map((p) => p.problem).join(', ')}): ` +
+      `${problems.map((p) => p.fix).join('; ')}; then SELECT pg_reload_conf() and start again ` +
+      '(for a throwaway test database only: GATEHOUSE_ALLOW_NON_DURABLE_DATABASE=true)',
+  );
 }
 
 type StopSignal = 'SIGINT' | 'SIGTERM';
