@@ -76,19 +76,19 @@ const junk: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 
 /** a value for an input type: mostly of the right shape (so that validation lets it through to the
  *  resolvers), sometimes anything at all */
-function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
-  const right = rightValueOf(type, depth);
+function inputValue(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
+  const right = rightInputValue(type, depth);
   return fc.oneof({ weight: 30, arbitrary: right }, { weight: 1, arbitrary: junk });
 }
 
-function rightValueOf(type: GraphQLInputType, depth: number): fc.Arbitrary<unknown> {
-  if (isNonNullType(type)) return rightValueOf(type.ofType, depth);
-  if (isListType(type)) return fc.array(valueOf(type.ofType, depth + 1), { maxLength: 4 });
+function rightInputValue(type: GraphQLInputType, depth: number): fc.Arbitrary<unknown> {
+  if (isNonNullType(type)) return rightInputValue(type.ofType, depth);
+  if (isListType(type)) return fc.array(inputValue(type.ofType, depth + 1), { maxLength: 4 });
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((v) => v.name));
   if (isInputObjectType(type)) {
     if (depth > 3) return fc.constant({});
     const fields = Object.values(type.getFields());
-    return fc.record(Object.fromEntries(fields.map((f) => [f.name, valueOf(f.type, depth + 1)])), {
+    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputValue(f.type, depth + 1)])), {
       requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name),
     });
   }
@@ -140,7 +140,7 @@ function calls(
     const type = kind === 'query' ? schema.getQueryType() : schema.getMutationType();
     return Object.values(type?.getFields() ?? {}).map((field) =>
       fc
-        .record(Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type)])), {
+        .record(Object.fromEntries(field.args.map((a) => [a.name, inputValue(a.type)])), {
           requiredKeys: field.args.filter((a) => isNonNullType(a.type)).map((a) => a.name),
         })
         .map((variables) => ({ kind, field: field.name, document: call(kind, field), variables })),
