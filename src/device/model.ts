@@ -70,8 +70,13 @@ export function displayUserCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
-/** What a person typed, as a canonical code (case, spaces and dashes ignored), or undefined. */
+/** The most characters a typed code may have, spaces and dashes included (the page's field takes no more). */
+export const USER_CODE_INPUT_MAX = 64;
+
+/** What a person typed, as a canonical code (case, spaces and dashes ignored), or undefined:
+ *  also for anything longer than USER_CODE_INPUT_MAX, whatever it holds. */
 export function canonicalUserCode(input: string): string | undefined {
+  if (input.length > USER_CODE_INPUT_MAX) return undefined;
   const code = input.toUpperCase().replace(/[\s-]/g, '');
   return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
 }

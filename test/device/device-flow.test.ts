@@ -2,12 +2,14 @@
 // every answer of section 3.5 while polling, slow_down growing the interval, an approved code
 // yielding a working user token exactly once, denial, expiry, the wrong account, another client's
 // code, and the metadata. (Here the person's approval goes through the service; the /device page
-// that calls it is tested in the browser.)
+// that calls it is tested in test/http/device-pages.test.ts and in the browser.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { canonicalUserCode, USER_CODE_ALPHABET } from '../../src/device/model.js';
+import { decodeJwt } from 'jose';
+import { canonicalUserCode } from '../../src/device/model.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
+import { loggedTestDb, type StatementLog } from '../helpers/statements.js';
 
 const DEVICE_PATH = '/auth/api/v2/auth/device/code';
 const TOKEN_PATH = '/auth/api/v2/auth/token';
@@ -17,8 +19,12 @@ for (const engine of engines()) {
   describe(`device authorization (${engine})`, () => {
     let t: TestApp;
     let userId: string;
+    /** the statements the app sends (test/helpers/statements.ts) */
+    let log: StatementLog;
     before(async () => {
-      t = await startTestApp({ engine });
+      const logged = await loggedTestDb(engine);
+      log = logged.log;
+      t = await startTestApp({ engine, db: logged.db });
       const res = await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } } }', { e: 'cli@example.com' });
       userId = res.body.data.createUser.user.id;
     });
@@ -49,12 +55,18 @@ for (const engine of engines()) {
       assert.equal(res.headers['cache-control'], 'no-store');
       const b = res.body;
       assert.match(b.device_code, /^[A-Za-z0-9_-]{43}$/);
-      assert.match(b.user_code, new RegExp(`^[${USER_CODE_ALPHABET}]{4}-[${USER_CODE_ALPHABET}]{4}$`));
+      // RFC 8628 section 6.1: the 20 consonants, written out here rather than read from the source
+      assert.match(b.user_code, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
       assert.equal(b.verification_uri, 'http://gatehouse.test/device');
       assert.equal(b.verification_uri_complete, `http://gatehouse.test/device?user_code=${b.user_code}`);
       assert.deepEqual([b.expires_in, b.interval], [600, 5]);
       const rows = await t.db.kysely.selectFrom('device_authorizations').select('device_code_hash').execute();
       assert.ok(!rows.some((r) => Buffer.from(r.device_code_hash).toString('base64url') === b.device_code), 'only a digest is stored');
+      // each start draws new codes: no counter, no repeat
+      const more = [b];
+      for (let i = 0; i < 4; i++) more.push((await start()).body);
+      assert.equal(new Set(more.map((m) => m.device_code)).size, 5, 'five starts, five device codes');
+      assert.equal(new Set(more.map((m) => m.user_code)).size, 5, 'five starts, five user codes');
     });
 
     it('refuses an unknown client and a missing login_hint', async () => {
@@ -72,18 +84,27 @@ for (const engine of engines()) {
       let r = await poll(device_code);
       assert.deepEqual([r.status, r.body.error], [400, 'authorization_pending']);
       r = await poll(device_code);
-      assert.equal(r.body.error, 'slow_down');
+      assert.deepEqual([r.status, r.body.error], [400, 'slow_down']);
       assert.match(r.body.error_description, /every 10 seconds/);
-      t.clock.advance(10_000);
-      assert.equal((await poll(device_code)).body.error, 'authorization_pending', 'at the new interval: pending');
+      // 6 s later: enough for the old interval (5 s), not for the raised one (10 s): slowed down again
+      t.clock.advance(6_000);
+      r = await poll(device_code);
+      assert.deepEqual([r.status, r.body.error], [400, 'slow_down'], 'the raised interval holds');
+      assert.match(r.body.error_description, /every 15 seconds/);
+      t.clock.advance(15_000);
+      r = await poll(device_code);
+      assert.deepEqual([r.status, r.body.error], [400, 'authorization_pending'], 'at the new interval: pending');
       assert.equal(await decide(user_code, true), 'done');
-      t.clock.advance(10_000);
+      t.clock.advance(15_000);
       r = await poll(device_code);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.token_type, 'Bearer');
+      // the token is the approving user's, in their home tenant
+      const claims = decodeJwt(r.body.access_token);
+      assert.deepEqual([claims.sub, claims.pty, claims.tid], [userId, 'user', '1']);
       const api = await t.gql(r.body.access_token, '{ clients { id } }');
       assert.equal(api.status, 200, 'the user token works on the APIs');
-      t.clock.advance(10_000);
+      t.clock.advance(15_000);
       r = await poll(device_code);
       assert.deepEqual([r.status, r.body.error], [400, 'invalid_grant'], 'an approved code yields its token once');
     });
@@ -91,11 +112,27 @@ for (const engine of engines()) {
     it('access_denied after a denial; expired_token after 600 s', async () => {
       const denied = (await start()).body;
       assert.equal(await decide(denied.user_code, false), 'done');
-      assert.equal((await poll(denied.device_code)).body.error, 'access_denied');
+      const r = await poll(denied.device_code);
+      assert.deepEqual([r.status, r.body.error], [400, 'access_denied']);
       const late = (await start()).body;
       t.clock.advance(601_000);
-      assert.equal((await poll(late.device_code)).body.error, 'expired_token');
+      const expired = await poll(late.device_code);
+      assert.deepEqual([expired.status, expired.body.error], [400, 'expired_token']);
       assert.match(await decide(late.user_code, true), /^refused 400: It expired or was already used\./, 'nobody approves an expired code');
+    });
+
+    it('five polls at once after the approval: exactly one gets the token, the others invalid_grant', async () => {
+      const { device_code, user_code } = (await start()).body;
+      assert.equal(await decide(user_code, true), 'done');
+      t.clock.advance(5_000);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => poll(device_code)));
+      const issued = answers.filter((a) => a.status === 200);
+      assert.equal(issued.length, 1, answers.map((a) => a.text).join('\n'));
+      assert.match(issued[0]!.body.access_token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+      assert.deepEqual(
+        answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body.error]),
+        Array.from({ length: 4 }, () => [400, 'invalid_grant']),
+      );
     });
 
     it('an approval and a denial are audit events of the user, with the request, never the codes; a refused one is none', async () => {
@@ -166,6 +203,46 @@ for (const engine of engines()) {
       assert.equal((await enter(user_code, '198.51.100.78')).kind, 'ok', 'another address is not slowed');
       t.clock.advance(30_000);
       assert.equal((await enter(user_code.toLowerCase().replace('-', ' '))).kind, 'ok', 'after the delay; typed in any case, with a space');
+    });
+
+    it('a user code typed in lower case, with spaces or extra dashes is found; one with other characters or over 64 characters is refused unread', async () => {
+      const { user_code } = (await start()).body;
+      const enter = (code: string) => t.service.services.device.enter(code, '198.51.100.120');
+      /** the answer to a typed code, and whether the code was looked up */
+      const typed = async (code: string) => {
+        let kind = '';
+        const sent = await log.of(async () => {
+          const entry = await enter(code);
+          kind = entry.kind === 'refused' ? `refused ${entry.status}` : entry.kind;
+        });
+        return [kind, sent.includes('select device_authorizations')];
+      };
+      const [head, tail] = user_code.split('-');
+      const lower = user_code.toLowerCase();
+      for (const code of [
+        lower,
+        `${head}--${tail}`,
+        `-${head}---${tail}-`,
+        ` ${[...user_code].join(' ')} `,
+        [...lower.replace('-', '')].join('-'),
+        `${user_code}\t`,
+        `${user_code}${' '.repeat(55)}`, // 64 characters
+      ]) {
+        assert.deepEqual(await typed(code), ['ok', true], JSON.stringify(code));
+      }
+      // the control: a well-formed code that names nothing is looked up
+      assert.deepEqual(await typed('BBBB-BBBB'), ['refused 400', true]);
+      for (const code of [
+        'AEIO-U123',
+        `${head}-${tail!.slice(0, 3)}A`,
+        `${head}_${tail}`,
+        `${head}.${tail}`,
+        'B'.repeat(65),
+        `${user_code}${' '.repeat(56)}`, // 65 characters, the live code among them
+        `${'-'.repeat(60)}${user_code}`,
+      ]) {
+        assert.deepEqual(await typed(code), ['refused 400', false], JSON.stringify(code));
+      }
     });
 
     it('starting device logins from one address slows it down after 30 (429, slow_down, Retry-After); other addresses go on', async () => {

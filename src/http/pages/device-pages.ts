@@ -3,7 +3,7 @@
 // signs in (as the account the CLI named: another account is refused), then approves or denies.
 // routes.ts registers them, in the pages' scope.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalUserCode, displayUserCode, isForAccount, wrongAccount } from '../../device/model.js';
+import { canonicalUserCode, displayUserCode, isForAccount, USER_CODE_INPUT_MAX, wrongAccount } from '../../device/model.js';
 import type { Refusal } from '../../errors.js';
 import type { Session } from '../../sessions/model.js';
 import { html } from './html.js';
@@ -68,8 +68,10 @@ export function devicePages(kit: PageKit) {
     async enter(req: FastifyRequest, reply: FastifyReply) {
       const session = await kit.formSession(req, reply);
       if (!session) return reply;
-      const typed = ((req.body as Form).user_code ?? '').slice(0, 64);
-      const entry = await services.device.enter(typed, req.ip);
+      const raw = (req.body as Form).user_code ?? '';
+      // over 64 characters is refused whole (device/model.ts), not cut to a code; kept cut for the form
+      const typed = raw.slice(0, USER_CODE_INPUT_MAX);
+      const entry = await services.device.enter(raw, req.ip);
       if (entry.kind === 'refused') return entryForm(reply, session, entry, typed);
       const next = approvePath(entry.authorization.userCode);
       if (session.userId) return reply.redirect(next, 303);
