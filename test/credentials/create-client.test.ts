@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROLE_IDS } from '../../src/access/roles.js';
+import { generateSecret, plausibleSecret } from '../../src/credentials/secret.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
@@ -192,3 +193,46 @@ for (const engine of engines()) {
     });
   });
 }
+
+// The secrets themselves, without storage: what createClient (and both rotations) return comes
+// from generateSecret (src/credentials/secret.ts). docs/credentials.md, "Secrets":
+// `gatehouse_cs_` + 43 base62 characters (256 random bits) + 6 of CRC32 checksum.
+describe('client secrets', () => {
+  const PREFIX = 'gatehouse_cs_';
+  const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+  it('10,000 of them are all distinct, all of the documented form with a valid checksum, and every one of the 256 bits varies', () => {
+    const secrets = Array.from({ length: 10_000 }, () => generateSecret());
+    assert.equal(new Set(secrets).size, secrets.length);
+    // each bit of the 256-bit number the 43 characters spell, counted over all the secrets: a
+    // uniform source sets each one about 5,000 times (a standard deviation of 50)
+    const ones = new Array<number>(256).fill(0);
+    for (const secret of secrets) {
+      assert.match(secret, /^gatehouse_cs_[0-9A-Za-z]{49}$/);
+      assert.ok(plausibleSecret(secret), secret);
+      let n = 0n;
+      for (const c of secret.slice(PREFIX.length, PREFIX.length + 43)) n = n * 62n + BigInt(BASE62.indexOf(c));
+      for (let bit = 0; bit < 256; bit++, n >>= 1n) if (n & 1n) ones[bit]!++;
+      assert.equal(n, 0n, 'no more than 256 bits');
+    }
+    const uneven = ones.map((count, bit) => [bit, count]).filter(([, count]) => count! < 4_500 || count! > 5_500);
+    assert.deepEqual(uneven, [], 'bits (and how often they were set) far from half the time');
+  });
+
+  it('refuses offline every one-character change after the prefix: each other character in each place, one left out, one added', () => {
+    const others = `${BASE62}_-+/= .`;
+    for (let i = 0; i < 20; i++) {
+      const secret = generateSecret();
+      assert.ok(plausibleSecret(secret), 'the control: the secret itself passes');
+      const mutants: string[] = [];
+      for (let at = PREFIX.length; at < secret.length; at++) {
+        for (const c of others) if (c !== secret[at]) mutants.push(secret.slice(0, at) + c + secret.slice(at + 1));
+        mutants.push(secret.slice(0, at) + secret.slice(at + 1));
+      }
+      for (let at = PREFIX.length; at <= secret.length; at++) for (const c of others) mutants.push(secret.slice(0, at) + c + secret.slice(at));
+      assert.equal(mutants.length, 49 * (others.length - 1) + 49 + 50 * others.length);
+      const passed = mutants.filter((m) => plausibleSecret(m));
+      assert.deepEqual(passed, [], `changes of ${secret} that pass the checksum`);
+    }
+  });
+});

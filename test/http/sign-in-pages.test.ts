@@ -4,6 +4,7 @@
 // sends. (In a real browser: test/browser/.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -146,6 +147,84 @@ for (const engine of engines()) {
       const stale = new Browser(t);
       stale.cookie = aliceCookie;
       assert.equal((await stale.get('/console')).status, 303, "Alice's session ended");
+    });
+
+    it('a session past the password but not the code reaches neither the device approval nor the console: it is sent to sign in, nothing is approved or made', async () => {
+      const email = 'half-way@example.com';
+      const { key } = await signedInUser(t, email);
+      const started = await t.request({
+        method: 'POST',
+        url: '/auth/api/v2/auth/device/code',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ client_id: 'gatehouse-cli', login_hint: email }).toString(),
+        remoteAddress: '203.0.113.70',
+      });
+      assert.equal(started.status, 200, started.text);
+      const { user_code, device_code } = started.body as { user_code: string; device_code: string };
+      const poll = async () => {
+        t.clock.advance(10_000);
+        const res = await t.request({
+          method: 'POST',
+          url: '/auth/api/v2/auth/token',
+          payload: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code, client_id: 'gatehouse-cli' },
+          remoteAddress: '203.0.113.70',
+        });
+        return res.body.error ?? 'a token';
+      };
+      const clients = async () => (await t.gql(await t.rootToken(), '{ clients(perPage: 500) { name } }')).body.data.clients.length;
+      const clientsBefore = await clients();
+
+      // the code typed at /device, then the password of the account the CLI named; the code is not given
+      const b = new Browser(t, undefined, '198.51.100.70');
+      let page = await b.get(`/device?user_code=${user_code}`);
+      assert.equal((await b.post('/device', { _csrf: b.csrf(page), user_code })).headers.location, '/login');
+      page = await b.get('/login');
+      assert.equal((await b.post('/login', { _csrf: b.csrf(page), password: PASSWORD })).status, 303);
+      const codeStep = await b.get('/login');
+      assert.match(codeStep.text, /Enter your code/);
+      const csrf = b.csrf(codeStep);
+
+      const approvePath = `/device/approve?user_code=${user_code.replace('-', '')}`;
+      const shown = await b.get(approvePath);
+      assert.equal(shown.status, 303);
+      assert.equal(shown.headers.location, `/login?return_to=${encodeURIComponent(approvePath)}`);
+      assert.doesNotMatch(shown.text, /Approve this device/);
+      for (const decision of ['approve', 'deny']) {
+        const posted = await b.post('/device/approve', { _csrf: csrf, user_code: user_code.replace('-', ''), decision });
+        assert.equal(posted.status, 303, `${decision}: ${posted.text}`);
+        assert.equal(posted.headers.location, '/login');
+      }
+      assert.equal(await poll(), 'authorization_pending', 'neither approved nor denied');
+
+      for (const path of ['/console', '/console/account', '/console/credentials?tenant=1', '/console/credentials/new?tenant=1']) {
+        const res = await b.get(path);
+        assert.equal(res.status, 303, path);
+        assert.equal(res.headers.location, `/login?return_to=${encodeURIComponent(path)}`, path);
+      }
+      const made = await b.post('/console/credentials/new', {
+        _csrf: csrf,
+        tenant: '1',
+        name: 'half-way',
+        [`role_${ROLE_IDS.Analyst}`]: ROLE_IDS.Analyst,
+      });
+      assert.equal(made.status, 303, made.text);
+      assert.equal(made.headers.location, '/login?return_to=%2Fconsole');
+      assert.equal(await clients(), clientsBefore, 'no client was made');
+
+      // the control: still at the code step, and the code opens the approval (then the console)
+      page = await b.get('/login');
+      assert.match(page.text, /Enter your code/);
+      t.clock.advance(30_000);
+      const done = await b.post('/login', { _csrf: b.csrf(page), code: totpCodeAt(key, t.clock.now()) });
+      assert.equal(done.headers.location, approvePath);
+      const approval = await b.get(approvePath);
+      assert.match(approval.text, /Approve this device\?/);
+      assert.equal(
+        (await b.post('/device/approve', { _csrf: b.csrf(approval), user_code: user_code.replace('-', ''), decision: 'approve' })).status,
+        200,
+      );
+      assert.equal(await poll(), 'a token');
+      assert.equal((await b.get('/console')).status, 200);
     });
 
     it('a set-up link that is wrong or used says so and signs nobody in', async () => {

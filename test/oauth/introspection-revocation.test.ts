@@ -47,6 +47,19 @@ for (const engine of engines()) {
     const introspect = async (clientId: string, secret: string, token: string) => client.tokenIntrospection(await discover(clientId, secret), token);
     const asRoot = (token: string) => introspect(ROOT_CLIENT_ID, ROOT_SECRET, token);
     const version = (token: string) => fetch(`${issuer}/assets/version`, { headers: { authorization: `Bearer ${token}` } });
+    const basicAuth = (clientId: string, secret: string) =>
+      `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+    /** POST to an OAuth endpoint as it arrives: status, body text, and the headers but those of the moment (date, request id) */
+    const raw = async (path: 'introspect' | 'revoke', form: Record<string, string>, authorization?: string) => {
+      const res = await fetch(`${issuer}/auth/api/v2/auth/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+        body: new URLSearchParams(form),
+      });
+      const headers = Object.fromEntries([...res.headers].filter(([name]) => !['date', 'x-request-id', 'keep-alive', 'connection'].includes(name)));
+      return { status: res.status, headers, body: await res.text() };
+    };
+    const rawRevoke = (clientId: string, secret: string, token: string) => raw('revoke', { token }, basicAuth(clientId, secret));
 
     it('discovery advertises both endpoints and how to authenticate at each', async () => {
       const metadata = (await discover(ROOT_CLIENT_ID, ROOT_SECRET)).serverMetadata();
@@ -199,6 +212,74 @@ for (const engine of engines()) {
       assert.equal(purged.revokedTokens, 1);
       assert.equal((await kept()).length, 0);
       assert.equal((await version(c.token)).status, 401, 'and expired now');
+    });
+
+    it('revoking garbage, a forged signature, another deployment’s token or an expired token with valid client auth: 200 {}, as for a live token of its own', async () => {
+      const c = await clientWithRoles(t, '1', [ROLE_IDS.Administrator]);
+      const expiring = await t.token(c.clientId, c.secret);
+      const other = await startTestApp({ engine, env: { GATEHOUSE_BASE_URL: issuer } });
+      let foreign: string;
+      try {
+        foreign = await other.rootToken();
+      } finally {
+        await other.close();
+      }
+      const [h, p, sig] = c.token.split('.');
+      const forged = `${h}.${p}.${sig!.startsWith('A') ? 'B' : 'A'}${sig!.slice(1)}`;
+      const own = await rawRevoke(c.clientId, c.secret, c.token);
+      assert.equal(own.status, 200, own.body);
+      assert.equal(own.body, '{}', 'RFC 7009 section 2.2 asks for 200; the body is an empty object (docs/tokens.md)');
+      assert.match(own.headers['content-type'] ?? '', /^application\/json/);
+      assert.equal(own.headers['cache-control'], 'no-store');
+      assert.equal((await version(c.token)).status, 401, 'the control: its own token was revoked');
+
+      t.clock.advance((t.config.tokenTtlSeconds + 600) * 1000);
+      assert.equal((await version(expiring)).status, 401, 'expired');
+      for (const [what, token] of [
+        ['garbage', 'not-a-token'],
+        ['three dots of garbage', 'a.b.c'],
+        ['its own token with a forged signature', forged],
+        ['a token of another deployment', foreign],
+        ['its own expired token', expiring],
+      ] as const) {
+        assert.deepEqual(await rawRevoke(c.clientId, c.secret, token), own, what);
+      }
+      // an expired token is inactive, and the answer says nothing more
+      assert.deepEqual(await asRoot(expiring), { active: false });
+      const introspected = await raw('introspect', { token: expiring }, basicAuth(ROOT_CLIENT_ID, ROOT_SECRET));
+      assert.equal(introspected.status, 200);
+      assert.equal(introspected.body, '{"active":false}');
+    });
+
+    it('a client of another tenant revokes a token: 200 and the very answer garbage gets; the token still works', async () => {
+      const a = await clientWithRoles(t, await createTenant(t, '1'), [ROLE_IDS.Administrator]);
+      const b = await clientWithRoles(t, await createTenant(t, '1'), [ROLE_IDS.Auditor]);
+      const garbage = await rawRevoke(a.clientId, a.secret, 'not-a-token');
+      assert.equal(garbage.status, 200, garbage.body);
+      assert.deepEqual(await rawRevoke(a.clientId, a.secret, b.token), garbage);
+      // nor may a client above it: revocation is of one's own tokens only
+      assert.deepEqual(await rawRevoke(ROOT_CLIENT_ID, ROOT_SECRET, b.token), garbage);
+      assert.equal((await version(b.token)).status, 200, "B's token is left alone");
+      assert.equal((await t.gql(b.token, '{ clients { client_id } }')).status, 200);
+      assert.equal((await asRoot(b.token)).active, true);
+      // the control: B itself can revoke it, with the same answer
+      assert.deepEqual(await rawRevoke(b.clientId, b.secret, b.token), garbage);
+      assert.equal((await version(b.token)).status, 401);
+    });
+
+    it('introspection without any client authentication is 401 invalid_client, and says nothing of the token', async () => {
+      const c = await clientWithRoles(t, '1', [ROLE_IDS.Auditor]);
+      const wrong = await raw('introspect', { token: c.token }, basicAuth(ROOT_CLIENT_ID, 'wrong'));
+      assert.equal(wrong.status, 401);
+      const forms: Record<string, string>[] = [{ token: c.token }, { token: c.token, client_id: ROOT_CLIENT_ID }, { token: 'not-a-token' }];
+      for (const form of forms) {
+        const res = await raw('introspect', form);
+        assert.equal(res.status, 401, res.body);
+        assert.equal(JSON.parse(res.body).error, 'invalid_client');
+        assert.equal(res.body, wrong.body, 'the same words as for a wrong secret');
+        assert.equal(res.headers['www-authenticate'], wrong.headers['www-authenticate']);
+        assert.doesNotMatch(res.body, /active/);
+      }
     });
 
     it('the device flow public client (gatehouse-cli) revokes a user token with its client_id alone', async () => {

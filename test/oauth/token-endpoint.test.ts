@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, TEST_BASE_URL, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
+import { createTenant } from '../helpers/tenants.js';
 
 const TOKEN_PATH = '/auth/api/v2/auth/token';
 const TTL = 36000;
@@ -415,6 +416,53 @@ for (const engine of transportEngines()) {
         const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
         assertOAuthError(await tokenRequest(t, json(auth, { grant_type: 'client_credentials', scope: 'admin' })), 400, 'invalid_scope');
         assertOAuthError(await tokenRequest(t, form(auth, 'grant_type=client_credentials&scope=admin')), 400, 'invalid_scope');
+      });
+
+      it('rejects a resource or audience other than this server with 400 invalid_target and mints no token; this server itself is accepted', async () => {
+        const auth = basic(ROOT_CLIENT_ID, ROOT_CLIENT_SECRET);
+        const elsewhere = [
+          'https://elsewhere.example',
+          // a look-alike that begins with this server's address, a path or a query under it, another scheme
+          `${TEST_BASE_URL}.evil.example`,
+          `${TEST_BASE_URL}/tenants/2`,
+          `${TEST_BASE_URL}/?tenant=2`,
+          TEST_BASE_URL.replace(/^http:/, 'https:'),
+          '',
+        ];
+        for (const key of ['resource', 'audience']) {
+          for (const value of elsewhere) {
+            const inJson = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', [key]: value }));
+            assertOAuthError(inJson, 400, 'invalid_target');
+            assert.match(inJson.body.error_description, new RegExp(`^${key} must be ${TEST_BASE_URL} or omitted$`));
+            const inForm = await tokenRequest(t, form(auth, new URLSearchParams({ grant_type: 'client_credentials', [key]: value }).toString()));
+            assertOAuthError(inForm, 400, 'invalid_target');
+          }
+          for (const value of [TEST_BASE_URL, `${TEST_BASE_URL}/`]) {
+            const res = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', [key]: value }));
+            assertTokenResponse(t, res);
+            assert.equal(decodePart(res.body.access_token.split('.')[1]).aud, TEST_BASE_URL);
+            assert.equal((await versionWith(t, res.body.access_token)).status, 200);
+          }
+        }
+        // both named, one of them elsewhere: refused
+        const mixed = await tokenRequest(
+          t,
+          json(auth, { grant_type: 'client_credentials', resource: TEST_BASE_URL, audience: 'https://elsewhere.example' }),
+        );
+        assertOAuthError(mixed, 400, 'invalid_target');
+        const both = await tokenRequest(t, json(auth, { grant_type: 'client_credentials', resource: TEST_BASE_URL, audience: TEST_BASE_URL }));
+        assertTokenResponse(t, both);
+      });
+
+      it('does not move a token to the tenant a tenant or tenant_id parameter names: it is for the client’s own tenant', async () => {
+        const own = await createTenant(t, '1');
+        const target = await createTenant(t, '1');
+        const c = await createClient(t, await t.rootToken(), 'tenant-param', { tenant: own });
+        for (const key of ['tenant', 'tenant_id', 'tenantID']) {
+          const res = await tokenRequest(t, json(basic(c.clientId, c.secret), { grant_type: 'client_credentials', [key]: target }));
+          assert.equal(res.status, 200, res.text);
+          assert.equal(decodePart(res.body.access_token.split('.')[1]).tid, own, key);
+        }
       });
 
       it('rejects GET with 405 and Allow: POST', async () => {

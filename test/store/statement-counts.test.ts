@@ -8,6 +8,7 @@
 // (settle), so that none arrives in the middle of a measured request.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { generateSecret } from '../../src/credentials/secret.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
@@ -70,6 +71,32 @@ for (const engine of engines()) {
       const [warm, again] = await sent(() => t.tokenResponse(client.clientId, client.secret));
       assert.equal(again.status, 200, again.text);
       assert.deepEqual(warm, []);
+    });
+
+    it('a token request with a mangled secret: no client or secret is read, only the guessing throttle counts it', async () => {
+      const client = await createClient(t, await t.rootToken(), 'mangled');
+      const at = 30;
+      const mangled = client.secret.slice(0, at) + (client.secret[at] === 'A' ? 'B' : 'A') + client.secret.slice(at + 1);
+      const refused = async (secret: string) => {
+        await cold();
+        return sent(async () => {
+          const res = await t.tokenResponse(client.clientId, secret);
+          await t.service.services.credentials.settled(); // the refusal's audit event, off the request path
+          return res;
+        });
+      };
+      const [statements, res] = await refused(mangled);
+      assert.equal(res.status, 401, res.text);
+      assert.deepEqual(statements, [
+        // the attempt counted under the pair's and the address's limits (oauth/failure-throttle.ts),
+        // and left counted: it failed
+        'insert token_failures',
+        'insert token_failures',
+      ]);
+      // the control: a wrong secret of the right form is looked up (and its refusal audited)
+      const [wrong, wrongRes] = await refused(generateSecret());
+      assert.equal(wrongRes.status, 401, wrongRes.text);
+      assert.ok(wrong.includes('select clients'), wrong.join(', '));
     });
 
     it('the clients query: none when warm', async () => {

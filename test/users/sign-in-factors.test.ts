@@ -59,6 +59,11 @@ describe('TOTP', () => {
     assert.equal(acceptTotp(base32, totpCodeAt(base32, prev), t0, null), step - 1);
     const twoBack = new Date(t0.getTime() - 2 * TOTP_PERIOD_SECONDS * 1000);
     assert.equal(acceptTotp(base32, totpCodeAt(base32, twoBack), t0, null), undefined);
+    // ahead, as a phone whose clock runs fast shows it: one step is accepted, two are not
+    const next = new Date(t0.getTime() + TOTP_PERIOD_SECONDS * 1000);
+    assert.equal(acceptTotp(base32, totpCodeAt(base32, next), t0, null), step + 1);
+    const twoAhead = new Date(t0.getTime() + 2 * TOTP_PERIOD_SECONDS * 1000);
+    assert.equal(acceptTotp(base32, totpCodeAt(base32, twoAhead), t0, null), undefined);
     assert.equal(acceptTotp(base32, '12345', t0, null), undefined);
     assert.equal(acceptTotp(base32, 'abcdef', t0, null), undefined);
   });
