@@ -8,7 +8,7 @@
 // of its stop 3 times in 4; the other two commands, which get the signal once here (npx runs the
 // command through dash, which does not pass it on), three times each, as each start costs seconds.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,7 +116,26 @@ interface Round {
 /** 130 as a shell shows it: exit code 130, or death by SIGINT (npx's shell, dash, ends so). */
 const interrupted = (status: number) => status === 130 || status === -2;
 
-describe('Ctrl-C in a terminal on every documented start command: the clean stop, every time', () => {
+/** The driver, run to its end without blocking this process (the commands' tests run at once). */
+function driven(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+// the commands' tests are independent (a data folder and a port each) and mostly wait on the
+// server they start: they run at once
+describe('Ctrl-C in a terminal on every documented start command: the clean stop, every time', { concurrency: true }, () => {
   let tmp: string;
   before(() => {
     ensureBuilt();
@@ -135,12 +154,7 @@ describe('Ctrl-C in a terminal on every documented start command: the clean stop
       // a migrated folder: each start below is an ordinary one (the first also bootstraps)
       const dataDir = await migratedDataDir(join(tmp, name.replace(/\W+/g, '-')));
       const env = cleanEnv({ GATEHOUSE_DATA_DIR: dataDir, PORT: String(await freePort()), npm_config_update_notifier: 'false' });
-      const run = spawnSync('python3', ['-c', DRIVER, String(presses), dataDir, String(PATIENCE_MS / 1000), ...command], {
-        cwd: root,
-        env,
-        encoding: 'utf8',
-        timeout: 280_000,
-      });
+      const run = await driven(['-c', DRIVER, String(presses), dataDir, String(PATIENCE_MS / 1000), ...command], env, 280_000);
       assert.equal(run.status, 0, `the driver failed:\n${run.stderr}`);
       const rounds = run.stdout
         .trim()

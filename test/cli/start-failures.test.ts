@@ -32,7 +32,8 @@ import {
 /** once it has said why it failed, nothing may keep it alive */
 const PASSWORD = 'S3cret-pw-never-shown';
 
-describe('failed starts (gatehouse executable)', () => {
+// every case is independent (a folder, a port, a database of its own) and waits on the process it starts: they run at once
+describe('failed starts (gatehouse executable)', { concurrency: true }, () => {
   let tmp: string;
   before(() => {
     ensureBuilt();

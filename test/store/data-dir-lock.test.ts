@@ -46,7 +46,8 @@ function acquired(p: Proc): Promise<true> {
 const lockFile = (dir: string) => join(dir, 'gatehouse.lock');
 const record = (dir: string) => JSON.parse(readFileSync(lockFile(dir), 'utf8')) as { token: string; pid: number; refreshedAt: string };
 
-describe('data-folder lock', () => {
+// the tests are independent (a folder each) and mostly wait on their holders: they run at once
+describe('data-folder lock', { concurrency: true }, () => {
   let tmp: string;
   const folder = () => mkdtempSync(join(tmp, 'f-'));
   before(() => {
