@@ -85,6 +85,14 @@ module.exports = {
       to: { path: '^src/cli/|^src/compose\\.ts$' },
     },
     {
+      name: 'no-slow-hash-on-token-path',
+      comment:
+        'the token endpoint and the client credentials check secrets by SHA-256 (they are 256-bit random): argon2, which costs tens of milliseconds of a core, stays off that path (docs/benchmarks.md; item 124 of docs/security.md)',
+      severity: 'error',
+      from: { path: '^src/(oauth|credentials|http/oauth)/' },
+      to: { path: '(^|/)node_modules/@node-rs/argon2/|^src/users/password\\.ts$' },
+    },
+    {
       name: 'no-cycles',
       comment: 'modules that import each other cannot be understood, or changed, one at a time',
       severity: 'error',

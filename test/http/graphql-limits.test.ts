@@ -96,6 +96,18 @@ for (const engine of transportEngines()) {
       assertRefused(await t.gql(token, aliased(MAX_ALIASES + 1)), /more than 30 aliases/);
     });
 
+    it('a document over a limit is answered 400 without data under application/graphql-response+json', async () => {
+      for (const document of [
+        aliased(MAX_ALIASES + 1),
+        `{ tenants { results { ${'partnership { child_tenants { '.repeat(MAX_DEPTH)} id ${'} } '.repeat(MAX_DEPTH)} } } }`,
+      ]) {
+        const res = await t.gql(token, document, undefined, { headers: { accept: 'application/graphql-response+json' } });
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.data, undefined, res.text);
+        assert.equal(res.body.errors[0].extensions.code, 'BAD_USER_INPUT', res.text);
+      }
+    });
+
     it('refuses aliased mutations over the limit before running any of them', async () => {
       const before = await rowCounts(t);
       const doc = `mutation { ${rep(MAX_ALIASES + 1, (i) => `c${i}: createClient(name: "alias-flood-${i}") { client_secret }`)} }`;

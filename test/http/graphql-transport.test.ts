@@ -256,6 +256,11 @@ for (const engine of transportEngines()) {
       assert.deepEqual(await rowCounts(t), before);
     });
 
+    it('answers a body over 1 MiB that is not even JSON with 413, not 400: its size is judged first', async () => {
+      const res = await post(`{${'x'.repeat(BODY_LIMIT + 1)}`);
+      assert.equal(res.status, 413, res.text.slice(0, 300));
+    });
+
     it('keeps 401 with WWW-Authenticate for a missing or bad token, whatever the media type', async () => {
       for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
         const missing = await t.gql(undefined, '{ __typename }', undefined, { headers: { accept } });

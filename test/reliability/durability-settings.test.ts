@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { durabilityProblems } from '../../src/store/durability.js';
+import { durabilityProblems, readDurabilitySettings } from '../../src/store/durability.js';
+import { openTestDb } from '../helpers/db.js';
 import {
   createDatabase,
   ENCRYPTION_KEY,
@@ -38,6 +39,24 @@ describe('durability of the database: the rule', () => {
     );
     assert.match(both[0]!.fix, /ALTER SYSTEM SET fsync = on/);
     assert.match(both[1]!.fix, /ALTER SYSTEM SET synchronous_commit = on.*RESET synchronous_commit/);
+  });
+});
+
+describe('durability of the database: PGlite', () => {
+  // docs/operations.md ("Durability") says what PGlite keeps because it runs without fsync: an
+  // upgrade of PGlite that changes that fails here, so that the page is read again
+  it('runs with fsync off, as docs/operations.md says, so serve does not check it', async () => {
+    const db = await openTestDb('pglite');
+    try {
+      const settings = await readDurabilitySettings(db);
+      assert.equal(settings.fsync, 'off');
+      assert.deepEqual(
+        durabilityProblems(settings).map((p) => p.problem),
+        ['fsync is off'],
+      );
+    } finally {
+      await db.close();
+    }
   });
 });
 
