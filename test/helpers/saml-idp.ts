@@ -20,7 +20,7 @@ import { createKeyPair, type KeyPair } from './saml-idp/keys.js';
 import { buildResponse, type ResponseFields, type Tamper } from './saml-idp/response.js';
 import { type IdentityProvider, type ServiceProvider, samlify } from './saml-idp/samlify.js';
 
-export { COMMENT_SUFFIX, FORGED_NAME_ID, type Tamper } from './saml-idp/response.js';
+export { COMMENT_SUFFIX, FORGED_NAME_ID, type Tamper, XSLT_TRANSFORM } from './saml-idp/response.js';
 export { createKeyPair, type KeyPair } from './saml-idp/keys.js';
 
 const { namespace } = samlify.Constants;
@@ -102,8 +102,9 @@ const MINUTE = 60_000;
 /** the HTTP request as samlify's parseLoginRequest takes it */
 type IdpRequest = Parameters<IdentityProvider['parseLoginRequest']>[2];
 
-/** What each attack sets; the structural ones (wrapping, comment, DOCTYPE, two roots) are
- *  made while the response is built and signed, in saml-idp/response.ts. */
+/** What each attack sets; the structural ones (wrapping, comments, DOCTYPE, two roots, the
+ *  signature's References and transforms) are made while the response is built and signed, in
+ *  saml-idp/response.ts. */
 const TAMPERS: Record<Tamper, (request: AuthnRequestInfo, now: number) => RespondOptions> = {
   // neither the Response nor the Assertion signed
   unsigned: () => ({ signResponse: false, signAssertion: false }),
@@ -113,10 +114,14 @@ const TAMPERS: Record<Tamper, (request: AuthnRequestInfo, now: number) => Respon
   'wrap-sibling': () => ({}),
   // the signed assertion inside <samlp:Extensions>, a forged one with its ID in its place
   'wrap-extensions': () => ({}),
+  // a forged assertion with the genuine one's ID, the signature (in it) holding the genuine one in <ds:Object>
+  'wrap-object': () => ({}),
   // NameID "<nameId><!---->.evil.test", validly signed
   'comment-in-nameid': () => ({}),
   // another connection's SP entityID as Audience
   'wrong-audience': (r) => ({ audience: new URL('/sso/saml/another-connection/metadata', r.acsUrl).href }),
+  // a second AudienceRestriction, naming another connection's SP entityID, validly signed
+  'extra-audience-restriction': () => ({}),
   // issued 15 and expired 10 minutes ago: beyond any clock skew an SP may allow (3 minutes)
   expired: (_r, now) => ({
     issueInstant: new Date(now - 15 * MINUTE),
@@ -140,6 +145,12 @@ const TAMPERS: Record<Tamper, (request: AuthnRequestInfo, now: number) => Respon
   doctype: () => ({}),
   // the signed response followed by a second root element (a forged assertion)
   'two-roots': () => ({}),
+  // the assertion's NameID made FORGED_NAME_ID, its digest in a comment in DigestValue (CVE-2025-29775)
+  'comment-in-digest': () => ({}),
+  // the assertion signed (by this IdP's key) with two References: the assertion and the Response
+  'two-references': () => ({}),
+  // the assertion signed (by this IdP's key) with an XSLT transform in place of exclusive c14n
+  'xslt-transform': () => ({}),
 };
 
 export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestIdp> {

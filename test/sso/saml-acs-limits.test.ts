@@ -6,6 +6,7 @@
 // clock is moved by hand.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { deflateRawSync, deflateSync } from 'node:zlib';
 import { after, before, describe, it, test } from 'node:test';
 import { ACS_BODY_LIMIT } from '../../src/http/pages/sso-pages.js';
 import { AcsThrottle, MAX_IN_FLIGHT, PER_MINUTE } from '../../src/sso/acs-throttle.js';
@@ -100,6 +101,28 @@ for (const engine of transportEngines()) {
       assert.match(body.headers['content-type'] as string, /^text\/html/);
       assert.match(body.text, /larger than the 192 KiB this service accepts/);
       assert.equal(t.logs.filter(isErrorLine).length, errorsBefore, 'no error logged: the caller sent too much');
+    });
+
+    it('inflates nothing: a deflate bomb as the SAMLResponse is refused as not UTF-8, a deflated body is no form at all', async () => {
+      // a megabyte of XML in about a kilobyte: the Redirect binding's encoding, which the POST
+      // binding, the only one the ACS takes, does not use
+      const bomb = deflateRawSync(`<samlp:Response xmlns:samlp="${PROTOCOL}" ID="_r">${' '.repeat(1024 * 1024)}</samlp:Response>`);
+      assert.ok(bomb.length < 4 * 1024, `${bomb.length} bytes`);
+      const field = await new PageClient(t).post(acsPath(), { SAMLResponse: bomb.toString('base64') });
+      assert.equal(field.status, 400);
+      assert.match(field.text, /Single sign-on did not work/);
+      assert.match(refusalReasons(t).at(-1)!, /^malformed: SAMLResponse is not UTF-8/);
+
+      // Content-Encoding is not honoured: inflated, this body would be a megabyte-long
+      // SAMLResponse, refused with 413; read as sent, it holds no SAMLResponse field
+      const body = await t.request({
+        method: 'POST',
+        url: acsPath(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'deflate' },
+        payload: deflateSync(`SAMLResponse=${'A'.repeat(1024 * 1024)}`),
+      });
+      assert.equal(body.status, 400);
+      assert.match(body.text, /The identity provider sent no SAML response/);
     });
   });
 

@@ -10,8 +10,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type CacheItem, type CacheProvider, type Profile, SAML, type SamlConfig, ValidateInResponseTo } from '@node-saml/node-saml';
 import { checkAssertion, type SamlRefusal, SamlResponseRefused, screenSamlResponse, verifySignature } from '../../src/sso/assertion-checks.js';
-import { COMMENT_SUFFIX, FORGED_NAME_ID, type SamlPost, type Tamper, type TestIdp, createKeyPair, startTestIdp } from '../helpers/saml-idp.js';
+import {
+  COMMENT_SUFFIX,
+  FORGED_NAME_ID,
+  type SamlPost,
+  type Tamper,
+  type TestIdp,
+  XSLT_TRANSFORM,
+  createKeyPair,
+  startTestIdp,
+} from '../helpers/saml-idp.js';
 import { validateSchema } from '../helpers/saml-idp/samlify.js';
+import { signatureOf, signedInfoVerifies } from '../helpers/saml-idp/xml-crypto.js';
 
 const SP_ENTITY_ID = 'https://gatehouse.test/sso/saml/conn-1/metadata';
 const ACS_URL = 'https://gatehouse.test/sso/saml/conn-1/acs';
@@ -229,7 +239,13 @@ const ATTACKS: Record<Exclude<Tamper, 'comment-in-nameid'>, { refusedBy: Layer; 
   'attacker-key': { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature$/ },
   'wrap-sibling': { refusedBy: 'screen', reason: 'assertion-count', nodeSaml: /^Invalid signature: multiple assertions$/ },
   'wrap-extensions': { refusedBy: 'screen', reason: 'assertion-count', nodeSaml: /^Invalid signature$/ },
+  'wrap-object': { refusedBy: 'screen', reason: 'assertion-count', nodeSaml: /^Invalid signature: ID cannot refer to more than one element$/ },
   'wrong-audience': { refusedBy: 'node-saml', nodeSaml: /^SAML assertion audience mismatch/ },
+  // node-saml checks every AudienceRestriction (node-saml #340); the second names another SP
+  'extra-audience-restriction': {
+    refusedBy: 'node-saml',
+    nodeSaml: /^SAML assertion audience mismatch\. .* Received: \S+\/another-connection\/metadata$/,
+  },
   expired: { refusedBy: 'node-saml', nodeSaml: /^No valid subject confirmation found/ },
   'not-yet-valid': { refusedBy: 'node-saml', nodeSaml: /^SAML assertion not yet valid/ },
   'unknown-in-response-to': { refusedBy: 'node-saml', nodeSaml: /^InResponseTo is not valid$/ },
@@ -240,6 +256,14 @@ const ATTACKS: Record<Exclude<Tamper, 'comment-in-nameid'>, { refusedBy: Layer; 
   'wrong-issuer': { refusedBy: 'checks', reason: 'issuer', nodeSaml: { accepts: 'alice@corp.test' } },
   doctype: { refusedBy: 'screen', reason: 'doctype', nodeSaml: { accepts: 'alice@corp.test' } },
   'two-roots': { refusedBy: 'screen', reason: 'malformed', nodeSaml: /Only one element can be added/ },
+  // the three below are refused by the signature check node-saml and the service share
+  // (getVerifiedXml over xml-crypto); 'the attacks on the signature itself…' shows each is a
+  // valid signature but for what it tests
+  'comment-in-digest': { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature$/ },
+  // node-saml counts the Transform elements of the whole signature (two per Reference) before
+  // it counts References
+  'two-references': { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature, too many transforms$/ },
+  'xslt-transform': { refusedBy: 'signature', reason: 'signature', nodeSaml: /^Invalid signature$/ },
 };
 
 describe('every attack is refused', () => {
@@ -265,6 +289,40 @@ describe('every attack is refused', () => {
     assert.deepEqual(result.nodeSaml, { ok: true, nameId: whole });
     // the connection's domain check (the service's) then refuses it: corp.test.evil.test is not corp.test
     assert.equal(result.nameId!.split('@')[1], 'corp.test.evil.test');
+  });
+
+  test('the attacks on the signature itself are valid signatures by the IdP’s key but for what each tests', async () => {
+    const cert = idp.certificatePem;
+    // comment in DigestValue: SignedInfo verifies as posted; its digest is the genuine assertion's,
+    // and the comment's is the forged one's (with it as the value, only SignatureValue fails)
+    const comment = await idp.respond(await sp.authnRequestUrl(), { tamper: 'comment-in-digest' });
+    assert.match(comment.xml, new RegExp(`>${FORGED_NAME_ID}</saml:NameID>`));
+    assert.match(comment.xml, /<ds:DigestValue><!--[A-Za-z0-9+/=]{44}-->[A-Za-z0-9+/=]{44}<\/ds:DigestValue>/);
+    assert.equal(signedInfoVerifies(comment.xml, cert), true);
+    assert.equal(signatureOf(comment.xml, cert).checkSignature(comment.xml), false, 'the signed digest is not the forged assertion’s');
+    const commentAsValue = comment.xml.replace(/<ds:DigestValue><!--([^-]+)-->[^<]+</, '<ds:DigestValue>$1<');
+    assert.throws(() => signatureOf(commentAsValue, cert).checkSignature(commentAsValue), /the signature value \S+ is incorrect/);
+
+    // two References, to the assertion and to the Response: a valid signature to xml-crypto
+    const two = await idp.respond(await sp.authnRequestUrl(), { tamper: 'two-references' });
+    const twoSignature = signatureOf(two.xml, cert);
+    assert.equal(twoSignature.checkSignature(two.xml), true);
+    assert.deepEqual(
+      twoSignature.getReferences().map((r) => r.uri),
+      [`#${two.assertionId}`, `#${two.responseId}`],
+    );
+
+    // XSLT: SignedInfo verifies; xml-crypto stops at the transform; with exclusive c14n in its
+    // place the digest is right (only SignatureValue then fails)
+    const xslt = await idp.respond(await sp.authnRequestUrl(), { tamper: 'xslt-transform' });
+    assert.equal(signedInfoVerifies(xslt.xml, cert), true);
+    assert.throws(() => signatureOf(xslt.xml, cert).checkSignature(xslt.xml), /REC-xslt-19991116' is not supported/);
+    const excC14n = xslt.xml.replace(
+      new RegExp(`<ds:Transform Algorithm="${XSLT_TRANSFORM}">.*?</ds:Transform>`),
+      '<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>',
+    );
+    assert.notEqual(excC14n, xslt.xml);
+    assert.throws(() => signatureOf(excC14n, cert).checkSignature(excC14n), /the signature value \S+ is incorrect/);
   });
 
   test('replay: the same response a second time is refused', async () => {
@@ -302,6 +360,15 @@ describe('signing styles and keys', () => {
     const result = await sp.acs(post);
     assert.equal(result.refusedBy, 'node-saml');
     assert.deepEqual(result.nodeSaml, { ok: false, message: 'Invalid signature' });
+  });
+
+  test('with no certificate to trust, a genuine response is refused: verification is never skipped', async () => {
+    const post = await idp.respond(await sp.authnRequestUrl());
+    assert.equal((await sp.acs(post)).nameId, 'alice@corp.test', 'genuine');
+    assert.throws(
+      () => verifySignature(screenSamlResponse(post.SAMLResponse), [], { now: new Date(), clockSkewMs: CLOCK_SKEW_MS }),
+      (error: unknown) => error instanceof SamlResponseRefused && error.reason === 'signature',
+    );
   });
 
   test('rollover: both certificates in the metadata; an SP that trusts both accepts either key', async () => {

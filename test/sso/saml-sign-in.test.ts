@@ -10,7 +10,7 @@ import { startTestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
 import { PageClient, setupLink, signedInUser } from '../helpers/pages.js';
-import { COMMENT_SUFFIX, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
+import { COMMENT_SUFFIX, FORGED_NAME_ID, startTestIdp, type Tamper, type TestIdp } from '../helpers/saml-idp.js';
 import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 import { proveAddress } from '../../src/store/email-proof.js';
@@ -25,6 +25,9 @@ for (const engine of transportEngines()) {
     let connection: string;
     const DOMAIN = 'corp.test';
     const TESTER = `tester@${DOMAIN}`;
+    // the identity the forgeries put in a response (admin@corp.test) is a tester too: only the
+    // checks on the response stand between a forgery and a sign-in as it
+    const FORGED = FORGED_NAME_ID;
 
     before(async () => {
       // node-saml and the IdP read the real clock: the service's runs with it
@@ -37,7 +40,7 @@ for (const engine of transportEngines()) {
       const created = await t.gql(
         root,
         'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }',
-        { c: { name: 'Corp IdP', type: 'saml', domains: [DOMAIN], testers: [TESTER] } },
+        { c: { name: 'Corp IdP', type: 'saml', domains: [DOMAIN], testers: [TESTER, FORGED] } },
         { path: TENANT_PATH, tenant },
       );
       connection = created.body.data.createSSOConnection.id;
@@ -180,8 +183,10 @@ for (const engine of transportEngines()) {
         'attacker-key',
         'wrap-sibling',
         'wrap-extensions',
+        'wrap-object',
         'comment-in-nameid',
         'wrong-audience',
+        'extra-audience-restriction',
         'expired',
         'not-yet-valid',
         'unknown-in-response-to',
@@ -190,6 +195,9 @@ for (const engine of transportEngines()) {
         'wrong-issuer',
         'doctype',
         'two-roots',
+        'comment-in-digest',
+        'two-references',
+        'xslt-transform',
       ];
       for (const tamper of tampers) {
         const client = new PageClient(t);
@@ -202,7 +210,7 @@ for (const engine of transportEngines()) {
         assert.equal(await whoIsSignedIn(client), undefined, tamper);
       }
       assert.equal(await userRow(`tester${COMMENT_SUFFIX}`), undefined);
-      assert.equal(await userRow(`admin@${DOMAIN}`), undefined, 'the wrapped, forged identity was never created');
+      assert.equal(await userRow(FORGED), undefined, 'the forged identity (wrapped, or under a comment in DigestValue) was never created');
     });
 
     it('accepts a signature over the response or over the assertion, as IdPs differ', async () => {
@@ -231,6 +239,48 @@ for (const engine of transportEngines()) {
       const replay = await postBack(thief, post);
       assert.equal(replay.status, 400, 'the replay is refused');
       assert.equal((await client.get(String(first.headers.location))).status, 303, 'the first one still finishes');
+    });
+
+    it('allows the IdP’s clock 3 minutes off, no more: 2½ minutes past NotOnOrAfter or before NotBefore signs in, 3½ minutes signs nobody in', async () => {
+      const MINUTE = 60_000;
+      const cases = [
+        {
+          off: 'expired 2½ minutes ago',
+          accepted: true,
+          times: (now: number) => ({ issueInstant: now - 7 * MINUTE, notBefore: now - 7 * MINUTE, notOnOrAfter: now - 2.5 * MINUTE }),
+        },
+        {
+          off: 'expired 3½ minutes ago',
+          accepted: false,
+          times: (now: number) => ({ issueInstant: now - 7 * MINUTE, notBefore: now - 7 * MINUTE, notOnOrAfter: now - 3.5 * MINUTE }),
+        },
+        {
+          off: 'valid in 2½ minutes',
+          accepted: true,
+          times: (now: number) => ({ issueInstant: now, notBefore: now + 2.5 * MINUTE, notOnOrAfter: now + 7 * MINUTE }),
+        },
+        {
+          off: 'valid in 3½ minutes',
+          accepted: false,
+          times: (now: number) => ({ issueInstant: now, notBefore: now + 3.5 * MINUTE, notOnOrAfter: now + 7 * MINUTE }),
+        },
+      ];
+      for (const { off, accepted, times } of cases) {
+        const client = new PageClient(t);
+        const location = await toIdp(client, TESTER);
+        idp.setUser(TESTER);
+        const at = Object.fromEntries(Object.entries(times(Date.now())).map(([k, v]) => [k, new Date(v)]));
+        const acs = await postBack(client, await idp.respond(location, at));
+        if (accepted) {
+          assert.equal(acs.status, 303, `${off}: ${refusals()}`);
+          assert.equal((await client.get(String(acs.headers.location))).status, 303);
+          assert.equal(await whoIsSignedIn(client), TESTER, off);
+        } else {
+          assert.equal(acs.status, 400, off);
+          assert.match(acs.text, /Single sign-on did not work/, off);
+          assert.equal(await whoIsSignedIn(client), undefined, off);
+        }
+      }
     });
 
     it('finishes only in the browser that began the sign-in (no login CSRF with a stolen answer)', async () => {
@@ -501,6 +551,11 @@ for (const engine of transportEngines()) {
       // an Administrator of the tenant with a password, who must be able to repair the connection
       await signedInUser(t, `admin@${DOMAIN}`, { tenant, roles: [ROLE_IDS.Administrator] });
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
+      // a genuine response, answered before the certificate expired and posted after
+      const late = new PageClient(t);
+      const location = await toIdp(late, TESTER);
+      idp.setUser(TESTER);
+      const post = await idp.respond(location);
       t.clock.advance(3 * 86_400_000);
       try {
         const client = new PageClient(t);
@@ -509,6 +564,11 @@ for (const engine of transportEngines()) {
         assert.equal(res.status, 403);
         assert.match(res.text, /certificate expired on \d{4}-\d\d-\d\d/);
         assert.match(await typeAddress(new PageClient(t), `admin@${DOMAIN}`), /Enter your password/);
+        // the ACS fails closed: with no certificate to verify with, nothing is accepted (item 70)
+        const acs = await postBack(late, post);
+        assert.equal(acs.status, 403);
+        assert.match(acs.text, /certificate expired on \d{4}-\d\d-\d\d/);
+        assert.equal(await whoIsSignedIn(late), undefined);
       } finally {
         t.clock.advance(-3 * 86_400_000);
         await setStatus({ status: 'Testing' });
