@@ -77,6 +77,10 @@ export const USER_CODE_INPUT_MAX = 64;
  *  also for anything longer than USER_CODE_INPUT_MAX, whatever it holds. */
 export function canonicalUserCode(input: string): string | undefined {
   if (input.length > USER_CODE_INPUT_MAX) return undefined;
-  const code = input.toUpperCase().replace(/[\s-]/g, '');
+  const typed = input.replace(/[\s-]/g, '');
+  // ASCII letters only, before case is folded: Unicode folds some other letters onto the
+  // alphabet's (a long s upper-cases to S)
+  if (!/^[A-Za-z]*$/.test(typed)) return undefined;
+  const code = typed.toUpperCase();
   return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
 }

@@ -240,6 +240,7 @@ for (const engine of engines()) {
         'B'.repeat(65),
         `${user_code}${' '.repeat(56)}`, // 65 characters, the live code among them
         `${'-'.repeat(60)}${user_code}`,
+        'BBBB-BBB\u017f', // a long s, which upper-cases to S: not a letter of the alphabet as typed
       ]) {
         assert.deepEqual(await typed(code), ['refused 400', false], JSON.stringify(code));
       }
