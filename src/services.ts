@@ -145,7 +145,7 @@ export function createServices(deps: {
     labels: new LabelService(store, clock, tenants),
     subscriptions: new SubscriptionService(store, clock, tenants),
     sessions,
-    device: new DeviceService(store, clock, mail),
+    device: new DeviceService(store, clock, mail, config.devicePollIntervalSeconds),
     sso: new SsoService(store, clock, {
       baseUrl: config.baseUrl,
       environment: config.region,

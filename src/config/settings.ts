@@ -336,6 +336,13 @@ export const SETTINGS = {
     description: 'introspection, and "did you mean" hints in errors, for authenticated callers',
     note: '`false` turns both off',
   }),
+  devicePollIntervalSeconds: setting({
+    variable: 'GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS',
+    kind: integer(1, 60),
+    default: 5,
+    description: 'device login: the seconds a CLI waits between polls of the token endpoint (`interval`, RFC 8628)',
+    note: 'a poll sooner is answered `slow_down` and the wait grows by 5 s for that login ([docs/users.md](docs/users.md#device-login))',
+  }),
   lastUsedFlushSeconds: setting({
     variable: 'GATEHOUSE_LAST_USED_FLUSH_SECONDS',
     kind: integer(1, 3600),

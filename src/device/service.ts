@@ -60,6 +60,8 @@ export class DeviceService {
     private readonly store: Transactional<DeviceStores>,
     private readonly clock: Clock,
     private readonly mailer: MailSender,
+    /** the seconds between polls a CLI is given (GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS) */
+    private readonly pollIntervalSeconds = POLL_INTERVAL_SECONDS,
   ) {
     this.gate = new AttemptGate(store, clock);
   }
@@ -86,13 +88,13 @@ export class DeviceService {
           loginHint: hint,
           status: 'pending',
           userId: null,
-          intervalSeconds: POLL_INTERVAL_SECONDS,
+          intervalSeconds: this.pollIntervalSeconds,
           lastPolledAt: null,
           createdAt: now,
           expiresAt: new Date(now.getTime() + DEVICE_CODE_SECONDS * 1000),
           requestedFrom: address,
         });
-        return { kind: 'started', deviceCode, userCode, expiresIn: DEVICE_CODE_SECONDS, interval: POLL_INTERVAL_SECONDS };
+        return { kind: 'started', deviceCode, userCode, expiresIn: DEVICE_CODE_SECONDS, interval: this.pollIntervalSeconds };
       } catch (err) {
         // 20^8 codes: a collision is rare, two in a row rarer still
         if (!(err instanceof DuplicateKeyError) || attempt >= 3) throw err;

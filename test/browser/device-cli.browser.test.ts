@@ -36,7 +36,13 @@ for (const engine of transportEngines()) {
     before(async () => {
       // the service must name its own address (metadata, verification link): the port is chosen first
       const port = await freePort();
-      t = await startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}` } });
+      // the CLI and the Python example poll every second rather than every 5: the interval is the
+      // server's to give (GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS), and waiting is not what is tested
+      t = await startTestApp({
+        engine,
+        clock: new RunningClock(),
+        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS: '1' },
+      });
       base = await listen(t, port);
       browser = await launchChromium();
       mkdirSync(ARTIFACTS, { recursive: true });

@@ -46,7 +46,13 @@ for (const engine of transportEngines()) {
       t = await startTestApp({
         engine,
         clock: new RunningClock(),
-        env: { GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`, GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true', GATEHOUSE_DNS_SERVERS: dns.address },
+        env: {
+          GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
+          GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true',
+          GATEHOUSE_DNS_SERVERS: dns.address,
+          // the CLI's login below polls every second rather than every 5 (a wait, not a check)
+          GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS: '1',
+        },
       });
       base = await listen(t, port);
       // the IdP on another site (localhost, the service on 127.0.0.1): its POST to the ACS is cross-site, as in

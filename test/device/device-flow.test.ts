@@ -271,3 +271,37 @@ for (const engine of engines()) {
     });
   });
 }
+
+describe('GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS', () => {
+  it('is the interval a CLI is given and held to: a poll sooner is slow_down, with 5 s more', async () => {
+    const t = await startTestApp({ engine: 'pglite', env: { GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS: '2' } });
+    try {
+      await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } } }', { e: 'cli@example.com' });
+      const form = (body: Record<string, string>) => new URLSearchParams(body).toString();
+      const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+      const started = await t.request({
+        method: 'POST',
+        url: DEVICE_PATH,
+        headers,
+        payload: form({ client_id: 'gatehouse-cli', login_hint: 'cli@example.com' }),
+      });
+      assert.equal(started.body.interval, 2, started.text);
+      const poll = () =>
+        t.request({
+          method: 'POST',
+          url: TOKEN_PATH,
+          headers,
+          payload: form({ grant_type: GRANT, device_code: started.body.device_code, client_id: 'gatehouse-cli' }),
+        });
+      assert.equal((await poll()).body.error, 'authorization_pending');
+      t.clock.advance(2_000);
+      assert.equal((await poll()).body.error, 'authorization_pending', 'two seconds later is not too soon');
+      t.clock.advance(1_000);
+      const sooner = await poll();
+      assert.deepEqual([sooner.status, sooner.body.error], [400, 'slow_down']);
+      assert.match(sooner.body.error_description, /every 7 seconds/);
+    } finally {
+      await t.close();
+    }
+  });
+});
