@@ -12,10 +12,12 @@
 /** Per table: the columns whose update is a change ('*': any update), and whether an insert is. */
 export const AUTH_TABLES: Readonly<Record<string, { updates: readonly string[] | '*'; inserts: boolean }>> = {
   // every column of a client and its secrets is shown by the cached listings (the `clients`
-  // query), a secret's last use included, and a new client joins them
+  // query), a secret's last use included, and a new client joins them (and voids its client_id
+  // remembered as unknown by the token endpoint's cache)
   clients: { updates: '*', inserts: true },
   client_secrets: { updates: '*', inserts: true },
-  // a new user or tenant is in no cache (misses are not cached): its insert changes nothing
+  // a new user or tenant is in no cache (only the client cache keeps misses, and a new client is
+  // a change): its insert changes nothing
   users: { updates: ['id', 'tenant_id', 'disabled_at', 'tokens_valid_after'], inserts: false },
   tenants: {
     updates: ['id', 'parent_id', 'path', 'enabled', 'tokens_valid_after', 'support_enabled', 'support_expires_at'],

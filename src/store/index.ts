@@ -131,7 +131,12 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
 /** The root store with its per-request reads cached (read-cache.ts); transactions read fresh. */
 function withCachedReads(store: Store, changes: ChangeSignal, lifetimeMs: number): Store {
   const options = { max: CACHE_ENTRIES, lifetimeMs };
-  const authClients = new ReadCache<NonNullable<Awaited<ReturnType<CredentialStore['findAuthClient']>>>>(changes, options);
+  // an unknown client_id is remembered too, so that it costs the same reads as a known client
+  // with a wrong secret (docs/tokens.md); a new client, or any write to one, is a change
+  const authClients = new ReadCache<NonNullable<Awaited<ReturnType<CredentialStore['findAuthClient']>>>>(changes, {
+    ...options,
+    misses: CACHE_ENTRIES,
+  });
   const principals = new ReadCache<NonNullable<Awaited<ReturnType<PrincipalStore['findUserPrincipal']>>>>(changes, options);
   const assignments = new ReadCache<Awaited<ReturnType<PrincipalStore['findAssignments']>>>(changes, options);
   const revocations = new ReadCache<Awaited<ReturnType<RevokedTokenStore['findRevocation']>>>(changes, options);

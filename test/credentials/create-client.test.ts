@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { generateSecret, plausibleSecret } from '../../src/credentials/secret.js';
+import { generateSecret, plausibleSecret, secretHint } from '../../src/credentials/secret.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles, CREATE_CLIENT, createClient, rowCounts, seedTenant } from '../helpers/seed.js';
@@ -131,6 +132,47 @@ for (const engine of engines()) {
       assert.equal(res.body.data.createClient.client.tenant_id, child);
     });
 
+    it('a creation or a rotation whose audit row cannot be written leaves neither the change nor the row', async () => {
+      const tenant = await seedTenant(t, '1');
+      const token = await t.rootToken();
+      const kept = await createClient(t, token, 'kept', { tenant });
+      // the database refuses these two audit rows, as a full disk or a broken constraint would,
+      // inside the transaction of the change they record
+      await sql`create function refuse_credential_audit() returns trigger language plpgsql as $$
+        begin raise exception 'audit row refused (test)'; end $$`.execute(t.db.kysely);
+      await sql`create trigger refuse_credential_audit before insert on audit_events for each row
+        when (new.action in ('client.created', 'client.secret_rotated')) execute function refuse_credential_audit()`.execute(t.db.kysely);
+      try {
+        const before = await rowCounts(t);
+        const created = await t.gql(token, CREATE_CLIENT, { name: 'never-made' }, { tenant });
+        assert.equal(created.body.data?.createClient ?? null, null, created.text);
+        assert.ok(created.body.errors?.length, created.text);
+        const rotated = await t.gql(token, `mutation($id: ID!) { rotateClientSecret(id: $id) { client_secret } }`, { id: kept.id }, { tenant });
+        assert.equal(rotated.body.data?.rotateClientSecret ?? null, null, rotated.text);
+        assert.ok(rotated.body.errors?.length, rotated.text);
+        // no client, secret, role, creation count or audit row of either remains
+        assert.deepEqual(await rowCounts(t), before);
+      } finally {
+        await sql`drop trigger refuse_credential_audit on audit_events`.execute(t.db.kysely);
+        await sql`drop function refuse_credential_audit()`.execute(t.db.kysely);
+      }
+      // the old secret is still the one that works, and the name is still free
+      assert.equal((await t.tokenResponse(kept.clientId, kept.secret)).status, 200);
+      const made = await createClient(t, token, 'never-made', { tenant });
+      // once the database takes them again, the creation and its one audit row commit together;
+      // the row names the secret by its hint only
+      const rows = await t.db.kysely
+        .selectFrom('audit_events')
+        .select(['action', 'details'])
+        .where('target_id', '=', made.id)
+        .where('action', '=', 'client.created')
+        .execute();
+      assert.equal(rows.length, 1);
+      const details = typeof rows[0]!.details === 'string' ? JSON.parse(rows[0]!.details) : rows[0]!.details;
+      assert.equal(details.secret_hint, secretHint(made.secret));
+      assert.ok(!JSON.stringify(details).includes(made.secret.slice(13, -4)), 'no part of the secret beyond its hint');
+    });
+
     describe('rate limit', () => {
       it('allows GATEHOUSE_CLIENT_CREATE_LIMIT creations per tenant per rolling hour, then RATE_LIMITED with Retry-After', async () => {
         const tenant = await seedTenant(t, '1');
@@ -156,6 +198,48 @@ for (const engine of engines()) {
         t.clock.advance(expected * 1000);
         assert.ok((await t.gql(token, CREATE_CLIENT, { name: 'limited-10' }, { tenant })).body.data.createClient);
         assert.equal((await t.gql(token, CREATE_CLIENT, { name: 'limited-11' }, { tenant })).body.errors[0].extensions.code, 'RATE_LIMITED');
+      });
+
+      it('is one budget per tenant: two Administrators (two clients) share it', async () => {
+        const tenant = await seedTenant(t, '1');
+        const admins = [await clientWithRoles(t, tenant, [ROLE_IDS.Administrator]), await clientWithRoles(t, tenant, [ROLE_IDS.Administrator])];
+        // their own creations leave the window; tokens issued afresh
+        t.clock.advance(3600_000 + 1000);
+        const tokens = [await t.token(admins[0]!.clientId, admins[0]!.secret), await t.token(admins[1]!.clientId, admins[1]!.secret)];
+        for (let i = 0; i < 10; i++) {
+          const res = await t.gql(tokens[i % 2]!, CREATE_CLIENT, { name: `shared-${i}` }, { tenant });
+          assert.ok(res.body.data.createClient, res.text);
+        }
+        // five each: the eleventh is refused whichever of them asks
+        for (const token of tokens) {
+          const res = await t.gql(token, CREATE_CLIENT, { name: 'shared-10' }, { tenant });
+          assert.equal(res.body.errors?.[0]?.extensions.code, 'RATE_LIMITED', res.text);
+        }
+      });
+
+      it('holds across a restart and a second process: exactly 10 in the hour in all', async () => {
+        const tenant = await seedTenant(t, '1');
+        for (let i = 0; i < 4; i++) await createClient(t, await t.rootToken(), `before-restart-${i}`, { tenant });
+        // a service started afresh on the same database (nothing of the first one's memory), both
+        // creating at once
+        const second = await startTestApp({ engine, db: t.db, clock: t.clock });
+        try {
+          const apps = [t, second];
+          const tokens = [await t.rootToken(), await second.rootToken()];
+          const results = await Promise.all(
+            Array.from({ length: 16 }, (_, i) => apps[i % 2]!.gql(tokens[i % 2]!, CREATE_CLIENT, { name: `after-restart-${i}` }, { tenant })),
+          );
+          assert.equal(results.filter((r) => r.body.data?.createClient).length, 6);
+          assert.equal(results.filter((r) => r.body.errors?.[0]?.extensions.code === 'RATE_LIMITED').length, 10);
+          const res = await second.gql(tokens[1]!, CREATE_CLIENT, { name: 'one-more' }, { tenant });
+          assert.equal(res.body.errors?.[0]?.extensions.code, 'RATE_LIMITED', res.text);
+        } finally {
+          // the database stays open for the first service
+          await second.service.app.close();
+          await second.service.lastUsed.stop();
+        }
+        const rows = await t.db.kysely.selectFrom('clients').select('id').where('tenant_id', '=', tenant).execute();
+        assert.equal(rows.length, 10);
       });
 
       it('counts deleted clients: deleting does not give the budget back', async () => {

@@ -1,6 +1,7 @@
 // test-runner: own process (it replaces globalThis.fetch for one test)
 import assert from 'node:assert/strict';
 import { createPublicKey, randomUUID } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
@@ -269,13 +270,21 @@ for (const engine of transportEngines()) {
         fetches.push(args[0]);
         throw new Error('no outbound requests expected');
       }) as typeof fetch;
+      // below fetch: any socket this process opens (net.connect, node:http, undici's own), and any
+      // request undici begins, while the tokens are sent (the app is injected: it needs no socket)
+      const outbound: string[] = [];
+      const watched = ['net.client.socket', 'undici:request:create', 'http.client.request.start'];
+      const onOutbound = (_message: unknown, name: string | symbol) => outbound.push(String(name));
+      for (const name of watched) diagnostics.subscribe(name, onOutbound);
       const errorsBefore = errorLogs(t).length;
       try {
         for (const [what, token] of Object.entries(forged)) await assertRejected(t, `Bearer ${token}`, what);
       } finally {
         globalThis.fetch = realFetch;
+        for (const name of watched) diagnostics.unsubscribe(name, onOutbound);
       }
       assert.deepEqual(fetches, []);
+      assert.deepEqual(outbound, [], 'no outbound connection or request (jku, x5u, an embedded jwk are never followed)');
       assert.deepEqual(errorLogs(t).slice(errorsBefore), [], 'no request failed with an internal error');
     });
 

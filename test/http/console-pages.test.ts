@@ -11,7 +11,8 @@ import { ROLE_IDS } from '../../src/access/roles.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
-import { PageClient, PASSWORD, signedInUser } from '../helpers/pages.js';
+import { PageClient, PASSWORD, setupLink, signedInUser } from '../helpers/pages.js';
+import { servedRoutes } from '../helpers/routes.js';
 import { createClient, rowCounts } from '../helpers/seed.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -58,6 +59,54 @@ for (const engine of transportEngines()) {
         ...Object.fromEntries(roles.map((id) => [`role_${id}`, id])),
       });
     }
+
+    it('the authenticator secret is shown only during enrolment: afterwards no page, GraphQL answer or log line holds it', async () => {
+      const email = 'enrolled-once@acme.test';
+      const person = new PageClient(t);
+      assert.equal((await person.get(await setupLink(t, email, { tenant: partner, roles: [Administrator] }))).status, 303);
+      let page = await person.get('/login');
+      assert.equal((await person.post('/login', { _csrf: person.csrf(page), password: PASSWORD, confirmation: PASSWORD })).status, 303);
+      const enrolment = await person.get('/login');
+      const key = /Key: <code>([A-Z2-7 ]+)<\/code>/.exec(enrolment.text)![1]!.replace(/ /g, '');
+      /** the key in the text, however it is spaced or cased (a QR code's otpauth URI included) */
+      const holds = (text: string) =>
+        text
+          .replace(/\s|%20/g, '')
+          .toUpperCase()
+          .includes(key);
+      assert.ok(holds(enrolment.text), 'the enrolment page shows it (the control: the search finds it)');
+      assert.equal((await person.post('/login', { _csrf: person.csrf(enrolment), code: totpCodeAt(key, t.clock.now()) })).status, 200);
+      const logsBefore = t.logs.length;
+
+      // every page a signed-in person can open (no path parameters), in each tenant the person reaches
+      const pages = servedRoutes(t)
+        .filter((r) => r.methods.includes('GET') && !/[:*]/.test(r.path))
+        .map((r) => r.path);
+      assert.ok(pages.includes('/login') && pages.some((p) => p.startsWith('/console')), pages.join(' '));
+      for (const path of pages) {
+        for (const url of [path, `${path}?tenant=${partner}`]) {
+          page = await person.get(url);
+          assert.ok(!holds(page.text), `${url} (${page.status}) holds the authenticator secret`);
+        }
+      }
+      // every field of the user, as an Administrator reads it
+      const fields = await t.gql(
+        await t.rootToken(),
+        '{ __type(name: "User") { fields { name args { name } type { kind ofType { kind ofType { kind } } } } } }',
+      );
+      const scalar = (ty: { kind: string; ofType?: { kind: string; ofType?: { kind: string } } }): boolean =>
+        ty.kind === 'SCALAR' || ty.kind === 'ENUM' || (!!ty.ofType && scalar(ty.ofType as typeof ty));
+      const names = (fields.body.data.__type.fields as { name: string; args: unknown[]; type: Parameters<typeof scalar>[0] }[])
+        .filter((f) => f.args.length === 0 && scalar(f.type))
+        .map((f) => f.name);
+      assert.ok(names.includes('mfa_enrolled'), names.join(' '));
+      const user = await t.gql(await t.rootToken(), `{ users(email: "${email}") { ${names.join(' ')} } }`, undefined, { tenant: partner });
+      assert.equal(user.body.errors, undefined, user.text);
+      assert.equal(user.body.data.users[0].mfa_enrolled, true, user.text);
+      assert.ok(!holds(user.text), 'the users query holds the authenticator secret');
+      // nor the log, since the enrolment
+      assert.ok(!holds(t.logs.slice(logsBefore).join('\n')), 'a log line holds the authenticator secret');
+    });
 
     it('any console page, signed out, leads to sign-in and back to it', async () => {
       const anonymous = new PageClient(t);

@@ -53,6 +53,18 @@ describe('listening for other processes’ changes (postgres)', { skip }, () => 
     await waitFor('the change heard', PATIENCE_MS, async () => ((await support()) === true ? true : undefined));
   });
 
+  it('a client_id remembered as unknown is found once another connection writes the client', async () => {
+    const clientId = 'written-elsewhere';
+    assert.equal(await store.credentials.findAuthClient(clientId), undefined);
+    assert.equal(await store.credentials.findAuthClient(clientId), undefined); // remembered (store/index.ts)
+    await other.query(
+      `insert into clients (id, tenant_id, client_id, name, name_normalized, environment, created_at, updated_at)
+       values (gen_random_uuid(), 1, $1, $1, $1, 'eu1', now(), now())`,
+      [clientId],
+    );
+    await waitFor('the new client heard', PATIENCE_MS, async () => (await store.credentials.findAuthClient(clientId)) ?? undefined);
+  });
+
   it('while the listening connection is down nothing is cached; once back, changes are heard again', async () => {
     assert.equal(await support(), true);
     const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });

@@ -55,6 +55,19 @@ describe('read cache', () => {
     assert.equal(state.reads, 2);
   });
 
+  it('made with `misses`, keeps a miss until the signal moves, apart from the values', async () => {
+    const signal = new ChangeSignal();
+    const cache = new ReadCache<object>(signal, { max: 1, lifetimeMs: 60_000, misses: 10 });
+    const { state, read } = counter(() => undefined);
+    assert.equal(await cache.get('k', read), undefined);
+    // a value of another key takes the one value place, not the miss's
+    await cache.get('other', async () => ({ v: 2 }));
+    assert.equal(await cache.get('k', read), undefined);
+    assert.equal(state.reads, 1);
+    signal.bump();
+    assert.deepEqual(await cache.get('k', async () => ({ v: 3 })), { v: 3 });
+  });
+
   it("keeps nothing while other processes' changes could go unheard, and starts afresh when they are heard again", async () => {
     const signal = new ChangeSignal();
     const cache = new ReadCache<object>(signal, { max: 10, lifetimeMs: 60_000 });

@@ -8,7 +8,9 @@
 // (settle), so that none arrives in the middle of a measured request.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateSecret } from '../../src/credentials/secret.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { generateSecret, hashSecret } from '../../src/credentials/secret.js';
+import { createStore } from '../../src/store/index.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { RunningClock } from '../helpers/browser.js';
@@ -97,6 +99,75 @@ for (const engine of engines()) {
       const [wrong, wrongRes] = await refused(generateSecret());
       assert.equal(wrongRes.status, 401, wrongRes.text);
       assert.ok(wrong.includes('select clients'), wrong.join(', '));
+    });
+
+    it('a wrong secret for a known client and an unknown client_id send the same statements, cold and warm', async () => {
+      const client = await createClient(t, await t.rootToken(), 'known');
+      const unknown = randomBytes(16).toString('hex');
+      let address = 0;
+      /** a refused request from an address of its own (each pair new to the throttle), with its refusal's audit event */
+      const refused = (clientId: string) =>
+        sent(async () => {
+          const res = await t.request({
+            method: 'POST',
+            url: '/auth/api/v2/auth/token',
+            remoteAddress: `203.0.113.${++address}`,
+            headers: { 'content-type': 'application/json' },
+            payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: generateSecret() },
+          });
+          await t.service.services.credentials.settled();
+          return res;
+        });
+      // the known client read once and kept, as its own successful requests keep it; the unknown
+      // one refused once (both read, cold)
+      await cold();
+      const [coldKnown, a] = await refused(client.clientId);
+      const [coldUnknown, b] = await refused(unknown);
+      assert.deepEqual([a.status, b.status], [401, 401]);
+      assert.equal((await t.tokenResponse(client.clientId, client.secret)).status, 200);
+      const [warmKnown, c] = await refused(client.clientId);
+      const [warmUnknown, d] = await refused(unknown);
+      assert.deepEqual([c.status, d.status, c.text], [401, 401, d.text]);
+      // the same reads either way: the unknown client_id is remembered as unknown, as the known
+      // client is remembered (store/index.ts), until a change. The one difference is the known
+      // client's audit event (client.credentials_refused), written after the answer was sent
+      // (CredentialService.credentialsRefused), so it cannot delay the answer.
+      const answered = (statements: string[]) => statements.filter((s) => s !== 'insert audit_events');
+      assert.deepEqual(answered(coldKnown), ['insert token_failures', 'insert token_failures', 'select clients']);
+      assert.deepEqual(answered(coldUnknown), answered(coldKnown));
+      assert.deepEqual(answered(warmKnown), ['insert token_failures', 'insert token_failures']);
+      assert.deepEqual(answered(warmUnknown), answered(warmKnown));
+      assert.deepEqual([coldKnown.at(-1), warmKnown.at(-1)], ['insert audit_events', 'insert audit_events']);
+      assert.ok(!coldUnknown.includes('insert audit_events') && !warmUnknown.includes('insert audit_events'));
+    });
+
+    it('a client_id remembered as unknown works at once when a client with it is written', async () => {
+      const clientId = `late-${randomBytes(8).toString('hex')}`;
+      const secret = generateSecret();
+      await cold();
+      assert.equal((await t.tokenResponse(clientId, secret)).status, 401);
+      const [remembered, again] = await sent(() => t.tokenResponse(clientId, secret));
+      assert.equal(again.status, 401);
+      assert.ok(!remembered.includes('select clients'), remembered.join(', '));
+      // written as a creation writes it (the client, then its secret), through the app's database:
+      // its write watch tells the cache (on PostgreSQL other processes hear it from the triggers:
+      // test/store/change-listener.test.ts)
+      const store = createStore(t.db.kysely, t.clock);
+      const id = randomUUID();
+      const now = t.clock.now();
+      await store.credentials.insertClient({
+        id,
+        tenantId: '1',
+        clientId,
+        name: clientId,
+        nameNormalized: clientId,
+        environment: t.config.region,
+        createdAt: now,
+        createdBy: 'test',
+      });
+      await store.credentials.insertSecret({ id: randomUUID(), clientId: id, tenantId: '1', hash: hashSecret(secret), hint: 'late', createdAt: now });
+      const res = await t.tokenResponse(clientId, secret);
+      assert.equal(res.status, 200, res.text);
     });
 
     it('the clients query: none when warm', async () => {
