@@ -6,7 +6,7 @@
 // processes on one fresh database.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -36,6 +36,16 @@ import {
 const LOCK_STALE_MS = 15_000;
 
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The state the embedded database's folder was left in, from its pg_control file (DBState, the
+ * int after the system identifier and the two version numbers): "shut down" needs no crash
+ * recovery at the next open, "in production" does (the server did not close it).
+ */
+function clusterState(dataDir: string): string {
+  const state = readFileSync(join(dataDir, 'pgdata', 'global', 'pg_control')).readUInt32LE(16);
+  return ({ 1: 'shut down', 6: 'in production' } as Record<number, string>)[state] ?? `state ${state}`;
+}
 
 describe('gatehouse executable', () => {
   let tmp: string;
@@ -151,9 +161,11 @@ describe('gatehouse executable', () => {
       assert.ok(lingeredMs(migrate) <= LINGER_MS, `migrate lived on ${lingeredMs(migrate)} ms after reporting the refusal`);
       assert.ok(oneLine(migrate).includes(lock), migrate.stderr());
 
-      // SIGTERM: a clean exit, lock released
+      // SIGTERM: a clean exit, lock released, the database closed with its shutdown checkpoint
+      assert.equal(clusterState(dataDir), 'in production', 'while it serves');
       await stop(p);
       assert.equal(existsSync(lock), false, 'the lock file is removed on a clean stop');
+      assert.equal(clusterState(dataDir), 'shut down', 'the next open needs no crash recovery');
     });
 
     it('a second start on the same folder prints no credentials and keeps the data', async () => {
@@ -207,6 +219,7 @@ describe('gatehouse executable', () => {
       const crashClient = createdBody.data.createClient;
       p.child.kill('SIGKILL');
       assert.equal((await exitOf(p, PATIENCE_MS)).signal, 'SIGKILL');
+      assert.equal(clusterState(dataDir), 'in production', 'killed: the next open recovers from the WAL');
       const left = readLock(dataDir);
       assert.equal(left.pid, p.child.pid, 'the lock was left behind');
 
@@ -226,6 +239,7 @@ describe('gatehouse executable', () => {
       const after = await requestToken(port2, crashClient.client.client_id, crashClient.client_secret);
       assert.equal(after.status, 200, `the client created before the crash survived: ${JSON.stringify(after.body)}`);
       await stop(q);
+      assert.equal(clusterState(dataDir), 'shut down', 'after recovering, a SIGTERM closes the folder cleanly again');
     });
 
     it('a flag overrides the environment (--port over PORT, --data-dir over GATEHOUSE_DATA_DIR)', async () => {

@@ -3,13 +3,15 @@
 // HTTP (docs/graphql.md); no response is cached; internal errors are masked; request ids,
 // health, readiness and metrics behave as CONTRACT.md says.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { GraphQLError } from 'graphql';
+import { ROLE_IDS } from '../../src/access/roles.js';
 import { AppError } from '../../src/errors.js';
 import { formatGraphQLError } from '../../src/graphql/errors.js';
 import { BODY_LIMIT } from '../../src/app.js';
 import { ROOT_CLIENT_ID, ROOT_CLIENT_SECRET, startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
+import { signedInUser } from '../helpers/pages.js';
 import { CREATE_CLIENT, createClient, rowCounts } from '../helpers/seed.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -442,6 +444,100 @@ for (const engine of transportEngines()) {
       const post = await t.request({ method: 'POST', url: '/nope', headers: { 'content-type': 'application/json' }, payload: {} });
       assert.equal(post.status, 404);
       assert.equal(post.body.error, 'NOT_FOUND');
+    });
+  });
+
+  describe(`HTTP edge: a resolver fails (${engine})`, () => {
+    it('answers 200 with the field null and a masked INTERNAL beside the rest of data, and logs the detail under the request id', async () => {
+      const t = await startTestApp({ engine });
+      try {
+        const token = await t.rootToken();
+        // the store fails the way a driver does: its message names the SQL and a source file
+        const leak = 'relation "users" does not exist: select * from users where id = $1 at /srv/gatehouse/src/store/users.ts:42';
+        const findUser = mock.method(t.service.store.users, 'findUser', async () => {
+          throw new Error(leak);
+        });
+        const query = '{ me { kind client_id } user(id: "00000000-0000-4000-8000-000000000001") { id email } }';
+        for (const accept of ['application/json', GRAPHQL_RESPONSE_JSON]) {
+          const res = await t.gql(token, query, undefined, { headers: { accept } });
+          assert.equal(res.status, 200, `${accept}: ${res.text}`);
+          assert.deepEqual(res.body.data, { me: { kind: 'client', client_id: ROOT_CLIENT_ID }, user: null }, 'the other field still answers');
+          assert.equal(res.body.errors.length, 1, res.text);
+          assert.equal(res.body.errors[0].extensions.code, 'INTERNAL');
+          assert.equal(res.body.errors[0].message, 'Internal server error');
+          assert.deepEqual(res.body.errors[0].path, ['user']);
+          assert.deepEqual(res.body.error, ['Internal server error']);
+          assert.doesNotMatch(res.text, /select|relation|users\.ts|\/srv|stack|\.ts\b|\.js\b/i, 'neither SQL nor a path reaches the caller');
+          // the detail is in an error-level log line carrying the response's request id
+          const id = res.headers['x-request-id'] as string;
+          assert.match(id, /.+/);
+          const line = t.logs.find((l) => l.includes(id) && /"level":50/.test(l) && l.includes('resolver failed'));
+          assert.ok(line, `an error line "resolver failed" with request id ${id}`);
+          assert.ok(line.includes('relation \\"users\\" does not exist'), 'the log keeps what the caller is not told');
+        }
+        assert.equal(findUser.mock.callCount(), 2, 'the resolver ran (the failure is inside the operation)');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+
+  describe(`GraphQL over HTTP: the console's session cookie is not a credential (${engine})`, () => {
+    it('answers a GET or POST that brings only the session cookie with 401 and runs nothing', async () => {
+      const t = await startTestApp({ engine });
+      try {
+        const { client: browser } = await signedInUser(t, 'admin@cookie.test', { roles: [ROLE_IDS.Administrator] });
+        assert.ok(browser.cookie, 'a console session');
+        const cookie = `gatehouse_session=${browser.cookie}`;
+        assert.equal((await browser.get('/console/account')).status, 200, 'the cookie is good for the console');
+        const listClients = mock.method(t.service.store.credentials, 'listClients');
+        const me = mock.method(t.service.services.users, 'identity');
+        const search = mock.method(t.service.services.tenants, 'search');
+        const before = await rowCounts(t);
+        const mutation = 'mutation { createClient(name: "by-cookie") { client_secret } }';
+        const sends: [string, () => Promise<Response>][] = [
+          [
+            'GET',
+            () => t.request({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ clients { id } me { id } }')}`, headers: { cookie } }),
+          ],
+          [
+            'POST query',
+            () =>
+              t.request({
+                method: 'POST',
+                url: '/graphql',
+                headers: { cookie, 'content-type': 'application/json' },
+                payload: { query: '{ clients { id } }' },
+              }),
+          ],
+          [
+            'POST mutation',
+            () =>
+              t.request({ method: 'POST', url: '/graphql', headers: { cookie, 'content-type': 'application/json' }, payload: { query: mutation } }),
+          ],
+          [
+            'tenant interface',
+            () =>
+              t.request({
+                method: 'POST',
+                url: '/query',
+                headers: { cookie, 'content-type': 'application/json' },
+                payload: { query: '{ tenants { results { id } } }' },
+              }),
+          ],
+        ];
+        for (const [what, send] of sends) {
+          const res = await send();
+          assertGraphQLError(res, 401, 'UNAUTHENTICATED');
+          assert.equal(res.headers['www-authenticate'], 'Bearer realm="gatehouse"', what);
+        }
+        assert.equal(listClients.mock.callCount(), 0, 'no resolver ran');
+        assert.equal(me.mock.callCount(), 0, 'no resolver ran');
+        assert.equal(search.mock.callCount(), 0, 'no resolver ran');
+        assert.deepEqual(await rowCounts(t), before, 'nothing written');
+      } finally {
+        await t.close();
+      }
     });
   });
 

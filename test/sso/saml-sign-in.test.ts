@@ -14,6 +14,7 @@ import { COMMENT_SUFFIX, FORGED_NAME_ID, startTestIdp, type Tamper, type TestIdp
 import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 import { proveAddress } from '../../src/store/email-proof.js';
+import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 
 const TENANT_PATH = '/public/query';
 
@@ -680,6 +681,70 @@ for (const engine of transportEngines()) {
       } finally {
         await setStatus({ status: 'Testing' });
       }
+    });
+
+    it('after the expiry job disables an expired tenant, its connection signs nobody in, not even a sign-in begun before the job', async () => {
+      const root = await t.rootToken();
+      const lapsed = await createTenant(t, '1', { name: 'Lapsed' });
+      const made = await t.gql(
+        root,
+        'mutation($c: NewSSOConnectionInput!) { createSSOConnection(newConnection: $c) { id } }',
+        { c: { name: 'Lapsed IdP', type: 'saml', domains: ['lapsed.test'], testers: ['t@lapsed.test'] } },
+        { path: TENANT_PATH, tenant: lapsed },
+      );
+      const id = made.body.data.createSSOConnection.id;
+      await markDomainProven(t, id, 'lapsed.test');
+      const configured = await t.gql(
+        root,
+        'mutation($u: UpdateSSOConnectionInput!) { updateSSOConnection(updatedConnection: $u) { status } }',
+        { u: { id, samlConfiguration: { metadataURL: idp.metadataUrl } } },
+        { path: TENANT_PATH, tenant: lapsed },
+      );
+      assert.equal(configured.body.errors, undefined, configured.text);
+      /** /login with the address, on to the IdP: the AuthnRequest URL */
+      const begin = async (client: PageClient) => {
+        const next = onwards(await typeAddress(client, 't@lapsed.test'));
+        assert.equal(next, `/sso/saml/${id}/login`);
+        const res = await client.get(next!);
+        assert.equal(res.status, 303, res.text);
+        return String(res.headers.location);
+      };
+      // it works while the tenant is enabled: the tester signs in
+      const before = new PageClient(t);
+      idp.setUser('t@lapsed.test');
+      const acs = await postBack(before, await idp.respond(await begin(before)));
+      assert.equal(acs.status, 303, refusals());
+      await before.get(String(acs.headers.location));
+      assert.equal(await whoIsSignedIn(before), 't@lapsed.test');
+
+      // its expiry passes the grace period by the service's clock, and the job runs
+      const grace = t.config.expiryGraceDays;
+      const past = new Date(t.clock.now().getTime() - (grace + 1) * 86_400_000).toISOString();
+      const expired = await t.gql(
+        root,
+        'mutation($id: ID!, $at: Time!) { updateTenant(tenantID: $id, tenantUpdate: {expiresAt: $at}) { id enabled } }',
+        { id: lapsed, at: past },
+        { path: TENANT_PATH },
+      );
+      assert.equal(expired.body.data.updateTenant.enabled, true, expired.text);
+      const pending = new PageClient(t);
+      const begun = await idp.respond(await begin(pending)); // at the IdP while the job runs
+      assert.deepEqual(await disableExpiredTenants(t.service.store, t.clock, grace), [lapsed]);
+
+      // a new sign-in is refused at the first step, and says why
+      const after = new PageClient(t);
+      const next = onwards(await typeAddress(after, 't@lapsed.test'));
+      const refused = await after.get(next!);
+      assert.equal(refused.status, 403);
+      assert.match(refused.text, /access to this service is suspended/);
+      assert.equal(await whoIsSignedIn(after), undefined);
+      // the IdP's answer to the sign-in begun before the job signs nobody in either
+      const late = await postBack(pending, begun);
+      assert.equal(late.status, 403, late.text);
+      assert.match(late.text, /access to this service is suspended/);
+      assert.equal(await whoIsSignedIn(pending), undefined);
+      // and the session of the sign-in before the job is over
+      assert.equal(await whoIsSignedIn(before), undefined);
     });
 
     it("a disabled tenant's connection signs nobody in, and says why", async () => {

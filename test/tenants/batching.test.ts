@@ -3,9 +3,10 @@
 // grow with the number of tenants in the page (no N+1).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { openTestDb } from '../helpers/db.js';
 import { engines } from '../helpers/engines.js';
 import { clientWithRoles } from '../helpers/seed.js';
@@ -178,6 +179,60 @@ for (const engine of engines()) {
         `5 tenants: ${five.statements.join(', ')}\n30 tenants: ${thirty.statements.join(', ')}`,
       );
       assert.ok(thirty.statements.length <= MAX_STATEMENTS, `${thirty.statements.length} statements: ${thirty.statements.join(', ')}`);
+    });
+
+    it('callers who see one tenant differently, asking the same at once many times, each get what they get alone (no loader or cache shared)', async () => {
+      // Support staff see `small` and one of its children (support on there), not the others;
+      // small's Administrator sees all of its subtree; big's Administrator none of it
+      const supportChild = (
+        await sql<{ id: string }>`select id::text as id from tenants where parent_id = ${small} and not is_partner order by id limit 1`.execute(
+          t.db.kysely,
+        )
+      ).rows[0]!.id;
+      await sql`update tenants set support_enabled = true where id in (${small}, ${supportChild})`.execute(t.db.kysely);
+      try {
+        const staff = await clientWithRoles(t, '1', [ROLE_IDS.Support]);
+        const smallAdmin = await clientWithRoles(t, small, [ROLE_IDS.Administrator]);
+        const bigAdmin = await clientWithRoles(t, big, [ROLE_IDS.Administrator]);
+        // the same documents for everyone, naming both partners
+        const tenants = (token: string) => tq(t, token, NESTED, { q: { maxResults: 50, forHierarchies: [small, big] } });
+        const clients = (token: string) =>
+          t.gql(token, 'query($ids: [ID]) { clients(tenantIDs: $ids) { id client_id tenant_id roles } }', { ids: [small, big] });
+        const answer = async (res: Promise<Response>) => {
+          const r = await res;
+          assert.equal(r.body.errors, undefined, r.text);
+          return r.body.data;
+        };
+        const callers = [staff.token, smallAdmin.token, bigAdmin.token];
+        const alone = [];
+        for (const token of callers) alone.push({ tenants: await answer(tenants(token)), clients: await answer(clients(token)) });
+        assert.deepEqual(
+          alone.map((a) => a.tenants.tenants.count),
+          [2, 5, 30],
+        );
+        const childrenOfSmall = alone.map((a) =>
+          a.tenants.tenants.results.find((r: { id: string }) => r.id === small)?.partnership.child_tenants.map((c: { id: string }) => c.id),
+        );
+        assert.deepEqual(childrenOfSmall[0], [supportChild], 'Support staff see only the child whose support is on');
+        assert.ok(childrenOfSmall[1]!.length > 1, "small's Administrator sees all its children");
+        assert.deepEqual(
+          alone.map((a) => [...new Set(a.clients.clients.map((c: { tenant_id: string }) => c.tenant_id))]),
+          [[small], [small], [big]],
+        );
+        // (on PostgreSQL the requests run side by side; on PGlite one connection mostly takes them in turn)
+        for (let round = 0; round < 6; round++) {
+          // every caller's two queries twice, interleaved, in an order that changes each round
+          const order = [0, 1, 2].map((i) => (i + round) % 3);
+          const asked = [...order, ...[...order].reverse()].flatMap((i) => [
+            { i, what: 'tenants' as const, res: answer(tenants(callers[i]!)) },
+            { i, what: 'clients' as const, res: answer(clients(callers[i]!)) },
+          ]);
+          const answers = await Promise.all(asked.map((a) => a.res));
+          for (const [k, a] of asked.entries()) assert.deepEqual(answers[k], alone[a.i]![a.what], `round ${round}: caller ${a.i}'s ${a.what}`);
+        }
+      } finally {
+        await sql`update tenants set support_enabled = false where id in (${small}, ${supportChild})`.execute(t.db.kysely);
+      }
     });
 
     it('when the children are not in the page, their labels still come in one statement', async () => {

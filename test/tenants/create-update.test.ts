@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { ROLE_IDS } from '../../src/access/roles.js';
 import { disableExpiredTenants } from '../../src/tenants/expiry.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
@@ -469,6 +470,124 @@ for (const engine of engines()) {
         const cleared = await update(root, other, { environments: [{ name: 'echo', enabled: true }], clearExpiration: true });
         assert.equal(cleared.body.errors, undefined, cleared.text);
         assert.deepEqual([cleared.body.data.updateTenant.enabled, cleared.body.data.updateTenant.expires_at], [true, null]);
+      });
+    });
+
+    describe('updateTenant: administrators at once', () => {
+      /** What a user can see of the tenant: its row and its environments, straight from the database. */
+      const state = async (id: string) => {
+        const row = await t.db.kysely
+          .selectFrom('tenants')
+          .select(['name', 'description', 'domain', 'enabled', 'expires_at'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        const envs = await t.db.kysely.selectFrom('tenant_environments').select(['name', 'enabled']).where('tenant_id', '=', id).execute();
+        return {
+          name: row.name,
+          description: row.description,
+          domain: row.domain,
+          enabled: row.enabled,
+          expires_at: row.expires_at ? new Date(row.expires_at).toISOString() : null,
+          envs: envMap(envs),
+        };
+      };
+      const ok = (res: Response, who: string) => assert.equal(res.body.errors, undefined, `${who}: ${res.text}`);
+
+      it("two administrators' conflicting updates at once, round after round, end as one of the serial orders, never half-applied", async (ctx) => {
+        // T under the nested partner NP under partner: T's own Administrator edits T's profile,
+        // NP's and partner's Administrators manage its environments and expiry
+        const np = await createTenant(t, partner, { isPartner: true });
+        const id = await createTenant(t, np, { name: 'contested', environments: ['echo'] });
+        const own = await clientWithRoles(t, id, [ROLE_IDS.Administrator]);
+        const npAdmin = await clientWithRoles(t, np, [ROLE_IDS.Administrator]);
+        const topAdmin = await clientWithRoles(t, partner, [ROLE_IDS.Administrator]);
+        const at = (days: number) => new Date(t.clock.now().getTime() + days * DAY).toISOString();
+        // On PostgreSQL, hold each racing transaction until both have begun, so that they really
+        // overlap (on PGlite one connection runs one transaction at a time: they cannot).
+        let arrived: (() => void)[] | undefined;
+        const bothBegun = () =>
+          new Promise<void>((resolve) => {
+            if (!arrived) return resolve();
+            arrived.push(resolve);
+            if (arrived.length === 2) for (const go of arrived.splice(0)) go();
+          });
+        const store = t.service.store;
+        const transaction = store.transaction.bind(store);
+        if (engine === 'postgres') {
+          ctx.mock.method(store, 'transaction', (fn: Parameters<typeof store.transaction>[0]) =>
+            transaction((tx) =>
+              fn({
+                ...tx,
+                tenants: {
+                  ...tx.tenants,
+                  lockTenant: async (tenantId: string) => {
+                    await bothBegun();
+                    return tx.tenants.lockTenant(tenantId);
+                  },
+                },
+              }),
+            ),
+          );
+        }
+        const race = async <T>(a: () => Promise<T>, b: () => Promise<T>): Promise<[T, T]> => {
+          arrived = engine === 'postgres' ? [] : undefined;
+          try {
+            return await Promise.all([a(), b()]);
+          } finally {
+            arrived = undefined;
+          }
+        };
+        for (let r = 0; r < 8; r++) {
+          // the tenant's Administrator against its partner's: profile against profile and limits
+          const before = await state(id);
+          const pilot = r % 2 === 0;
+          const expires = at(30 + r);
+          const ownToken = await t.token(own.clientId, own.secret);
+          const [mine, theirs] = await race(
+            () => update(ownToken, id, { name: `own-${r}`, description: `own ${r}`, domain: `own${r}.example` }),
+            () =>
+              update(npAdmin.token, id, {
+                name: `np-${r}`,
+                description: `np ${r}`,
+                environments: [{ name: 'pilot', enabled: pilot }],
+                expiresAt: expires,
+              }),
+          );
+          ok(mine, 'own');
+          ok(theirs, 'np');
+          const both = { domain: `own${r}.example`, enabled: true, expires_at: expires, envs: { ...before.envs, echo: true, pilot } };
+          const serial = [
+            { ...both, name: `own-${r}`, description: `own ${r}` }, // the partner's first
+            { ...both, name: `np-${r}`, description: `np ${r}` }, // the tenant's first
+          ];
+          const after1 = await state(id);
+          assert.ok(
+            serial.some((s) => isDeepStrictEqual(s, after1)),
+            `round ${r}, profile against limits: ${JSON.stringify(after1)} is none of ${JSON.stringify(serial)}`,
+          );
+
+          // two partners' Administrators: one turns an environment on, the other disables the tenant with a new expiry
+          const until = at(60 + r);
+          const [enabling, disabling] = await race(
+            () => update(npAdmin.token, id, { environments: [{ name: 'pilot', enabled: true }] }),
+            () => update(topAdmin.token, id, { disable: true, expiresAt: until }),
+          );
+          ok(enabling, 'np');
+          ok(disabling, 'partner');
+          const profile = { name: after1.name, description: after1.description, domain: after1.domain, expires_at: until };
+          const limits = [
+            { ...profile, enabled: false, envs: { echo: false, pilot: false } }, // pilot on, then all off
+            { ...profile, enabled: true, envs: { echo: false, pilot: true } }, // all off, then pilot on
+          ];
+          const after2 = await state(id);
+          assert.ok(
+            limits.some((s) => isDeepStrictEqual(s, after2)),
+            `round ${r}, enable against disable: ${JSON.stringify(after2)} is none of ${JSON.stringify(limits)}`,
+          );
+          // back to enabled for the next round; the tenant's client gets a token issued after that
+          ok(await update(root, id, { environments: [{ name: 'echo', enabled: true }], clearExpiration: true }), 'root');
+          t.clock.advance(1000);
+        }
       });
     });
 
