@@ -17,7 +17,7 @@ import type { Services } from '../services.js';
 import { graphqlErrorHandler } from './error-handler.js';
 import { GRAPHQL_RESPONSE_JSON, negotiateMediaType } from './graphql-media-type.js';
 import { paramsFromBody, paramsFromQueryString, type GraphQLParams } from './graphql-params.js';
-import { bearerAuth } from './plugins/bearer-auth.js';
+import { bearerAuth, REALM } from './plugins/bearer-auth.js';
 import { tenantContext } from './plugins/tenant-context.js';
 
 interface Options {
@@ -70,6 +70,9 @@ async function methodNotAllowed(_request: FastifyRequest, reply: FastifyReply) {
   throw badInput('Send GraphQL requests with POST (or GET for queries)');
 }
 
+/** RFC 6750 section 3.1: the request needs more than the token's roles allow. */
+const INSUFFICIENT_SCOPE = `Bearer realm="${REALM}", error="insufficient_scope", error_description="the token's roles do not allow an operation of this request (see errors[].extensions.code FORBIDDEN)"`;
+
 async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQLParams, opts: Options) {
   const logInternal = (err: unknown) => request.log.error({ err }, 'resolver failed');
   const format = (errors: readonly GraphQLError[]) =>
@@ -110,6 +113,9 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   });
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
+  // a field the token's roles do not allow: the answer says so in the body (FORBIDDEN) and, as RFC
+  // 6750 names it, in a challenge a client library can read without parsing GraphQL
+  if (errors?.some((e) => e.extensions.code === 'FORBIDDEN')) reply.header('www-authenticate', INSUFFICIENT_SCOPE);
   const unavailable = (e: { extensions: { code: string; retryAfter?: unknown } }) =>
     e.extensions.code === 'INTERNAL' && typeof e.extensions.retryAfter === 'number';
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || unavailable(e));

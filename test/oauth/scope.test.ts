@@ -53,6 +53,8 @@ for (const engine of transportEngines()) {
     /** FORBIDDEN, and nothing answered (a refused query is HTTP 403; a refused mutation field is null) */
     function assertForbidden(res: Response) {
       assert.equal(res.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', res.text);
+      // RFC 6750 section 3.1, readable without parsing GraphQL
+      assert.match(String(res.headers['www-authenticate']), /^Bearer realm="gatehouse", error="insufficient_scope", error_description="[^"]+"$/);
       assert.ok(
         Object.values(res.body.data ?? {}).every((v) => v === null),
         res.text,
@@ -76,6 +78,7 @@ for (const engine of transportEngines()) {
       // what Auditor may do, it still does
       const list = await t.gql(auditor, LIST_CLIENTS, undefined, { tenant });
       assert.equal(list.status, 200, list.text);
+      assert.equal(list.headers['www-authenticate'], undefined, 'no challenge when nothing was refused');
       assert.ok(list.body.data.clients.some((c: { id: string }) => c.id === victim.id));
       assert.equal((await t.request({ method: 'GET', url: '/assets/version', headers: { authorization: `Bearer ${auditor}` } })).status, 200);
     });
