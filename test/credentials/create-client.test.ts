@@ -198,6 +198,14 @@ for (const engine of engines()) {
         t.clock.advance(expected * 1000);
         assert.ok((await t.gql(token, CREATE_CLIENT, { name: 'limited-10' }, { tenant })).body.data.createClient);
         assert.equal((await t.gql(token, CREATE_CLIENT, { name: 'limited-11' }, { tenant })).body.errors[0].extensions.code, 'RATE_LIMITED');
+        // under application/graphql-response+json too: the request ran, so 200 (docs/graphql.md,
+        // "Status codes"), with Retry-After and the field null
+        const typed = await t.gql(token, CREATE_CLIENT, { name: 'limited-12' }, { tenant, headers: { accept: 'application/graphql-response+json' } });
+        assert.equal(typed.status, 200, typed.text);
+        assert.match(String(typed.headers['content-type']), /^application\/graphql-response\+json/);
+        assert.equal(typed.body.errors[0].extensions.code, 'RATE_LIMITED');
+        assert.equal(typed.body.data.createClient, null);
+        assert.ok(Number(typed.headers['retry-after']) > 0);
       });
 
       it('is one budget per tenant: two Administrators (two clients) share it', async () => {

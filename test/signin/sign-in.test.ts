@@ -148,7 +148,7 @@ for (const engine of engines()) {
       expectKind(await signIn().secondFactor(await reload(secret), '123456', HERE), 'restart');
     });
 
-    it('an unknown address and a disabled account fail exactly like a wrong password', async () => {
+    it('an unknown address, a disabled account and one without a password fail exactly like a wrong password', async () => {
       const unknown = await toSecondFactor('nobody@example.com', GOOD_PASSWORD, '198.51.100.1');
       const wrong = await toSecondFactor('later@example.com', 'not the password at all', '198.51.100.2');
       assert.deepEqual(unknown.outcome, wrong.outcome);
@@ -156,6 +156,10 @@ for (const engine of engines()) {
       await t.gql(await t.rootToken(), 'mutation($id: ID!) { disableUser(id: $id) { id } }', { id: userId });
       const disabled = await toSecondFactor('disabled@example.com', GOOD_PASSWORD, '198.51.100.3');
       assert.deepEqual(disabled.outcome, wrong.outcome);
+      // an account with no password (one invited and never set up, as one made by SSO has none)
+      await t.gql(await t.rootToken(), 'mutation($e: String!) { createUser(email: $e) { user { id } } }', { e: 'nopassword@example.com' });
+      const passwordless = await toSecondFactor('nopassword@example.com', GOOD_PASSWORD, '198.51.100.4');
+      assert.deepEqual(passwordless.outcome, wrong.outcome);
     });
 
     it('failures slow the account down at that address (30 s, then doubling, at most 15 minutes); the owner elsewhere goes on', async () => {
