@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { compareVersions as compare } from '../helpers/versions.js';
 
 /** name → lowest acceptable version of each major line found (the newest patch of that line,
  *  2026-11-28); a copy of a line not listed fails, so a new line is a decision, not a default */
@@ -54,14 +55,3 @@ test('the floor compares versions as numbers, a pre-release below its release', 
   assert.ok(compare('6.2.18-rc.1', '6.2.18') < 0);
   assert.equal(compare('5.12.8', '5.12.8'), 0);
 });
-
-/** Compares x.y.z versions; a pre-release (x.y.z-rc) counts as below its release. */
-function compare(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core = '', pre] = v.split('-', 2);
-    return [...core.split('.').map(Number), pre === undefined ? 1 : 0];
-  };
-  const [x, y] = [parse(a), parse(b)];
-  for (let i = 0; i < 4; i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
-}

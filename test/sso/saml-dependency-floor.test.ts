@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { compareVersions as compare } from '../helpers/versions.js';
 
 /** name → lowest acceptable version, or one per release line (major.minor) where fixes were
  *  released on several; null: no copy at all */
@@ -92,14 +93,3 @@ test('the floor holds each @xmldom/xmldom line to its own fix, and refuses any c
     `${nested('node-saml')} 4.0.0: node-saml must not be installed`,
   ]);
 });
-
-/** Compares x.y.z versions; a pre-release (x.y.z-rc) counts as below its release. */
-function compare(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core = '', pre] = v.split('-', 2);
-    return [...core.split('.').map(Number), pre === undefined ? 1 : 0];
-  };
-  const [x, y] = [parse(a), parse(b)];
-  for (let i = 0; i < 4; i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
-}
