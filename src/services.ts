@@ -33,6 +33,7 @@ import { SsoService, type SsoStores } from './sso/service.js';
 import { SsoSignInService, type SsoSignInStores } from './sso/sign-in.js';
 import { AuditService, type AuditStores } from './audit/service.js';
 import { MailService, type MailStores } from './mail/service.js';
+import { IdempotencyService, type IdempotencyStores } from './idempotency/service.js';
 import { folderTransport, smtpTransport, type MailTransport } from './mail/transports.js';
 
 export interface Services {
@@ -53,6 +54,8 @@ export interface Services {
   audit: AuditService;
   /** the mail outbox: queued in a use case's transaction, delivered by the mail job */
   mail: MailService;
+  /** safe retries of mutations (Idempotency-Key) */
+  idempotency: IdempotencyService;
   tokens: AccessTokens;
   /** the token endpoint's guessing throttle (shared counts, oauth/failure-throttle.ts) */
   tokenThrottle: FailureThrottle;
@@ -84,7 +87,8 @@ export type ServiceStores = Transactional<
     TenantLoaderStores &
     KeyServiceStores &
     AuditStores &
-    MailStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
+    MailStores &
+    IdempotencyStores & { principals: PrincipalStore; tokenThrottle: TokenThrottleStore; revokedTokens: RevokedTokenStore }
 >;
 
 /** The signing keys' rotation settings (keys/model.ts), from the configuration. */
@@ -166,6 +170,7 @@ export function createServices(deps: {
     ssoSignIn,
     audit: new AuditService(store, clock),
     mail,
+    idempotency: new IdempotencyService(store, box, clock),
     users: new UserService(store, clock, { baseUrl: config.baseUrl, setupTtlSeconds: config.userSetupTtlSeconds }, mail),
     tokens,
     tokenThrottle: new FailureThrottle(store.tokenThrottle, clock),

@@ -13,6 +13,8 @@ import type { GraphQLContext } from '../graphql/context.js';
 import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
 import type { GraphQLExecutor } from '../graphql/executor.js';
 import { NUL_MESSAGE } from '../graphql/storable-text.js';
+import { runKeyed } from '../idempotency/context.js';
+import { callerKey, fingerprint, keyProblem } from '../idempotency/model.js';
 import type { Services } from '../services.js';
 import { graphqlErrorHandler } from './error-handler.js';
 import { GRAPHQL_RESPONSE_JSON, negotiateMediaType } from './graphql-media-type.js';
@@ -85,8 +87,8 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   const prepared = opts.executor.prepare(params.query);
   if (prepared.errors) return send(reply, { errors: format(prepared.errors) });
 
+  const operation = getOperationAST(prepared.document, params.operationName);
   if (request.method === 'GET') {
-    const operation = getOperationAST(prepared.document, params.operationName);
     // GET is safe and may be sent by a browser on any page's behalf: it never runs a mutation
     if (operation && operation.operation !== 'query') {
       reply.code(405).header('allow', 'POST');
@@ -95,6 +97,12 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   }
 
   const caller = request.caller!;
+  // a mutation sent with an Idempotency-Key runs once per key (docs/graphql.md "Safe retries")
+  const keyed = operation?.operation === 'mutation' ? await claimKey(request, reply, params, opts) : undefined;
+  if (keyed?.kind === 'replay') {
+    reply.header('idempotent-replayed', 'true');
+    return answer(reply, keyed.answer as Answer);
+  }
   let loaders: GraphQLContext['loaders'] | undefined;
   const context: GraphQLContext = {
     caller,
@@ -105,14 +113,41 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
       return loaders;
     },
   };
-  const result = await opts.executor.execute({
-    document: prepared.document,
-    variables: params.variables,
-    operationName: params.operationName,
-    context,
-  });
+  const execute = () =>
+    opts.executor.execute({
+      document: prepared.document,
+      variables: params.variables,
+      operationName: params.operationName,
+      context,
+    });
+  let result: ExecutionResult;
+  try {
+    result = keyed ? await runKeyed(keyed.request, execute) : await execute();
+  } catch (err) {
+    if (keyed) await opts.services.idempotency.abandon(keyed.request).catch((e: unknown) => request.log.error({ err: e }, 'an idempotency key was not freed'));
+    throw err;
+  }
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
+  const body: Answer = { data: result.data, errors };
+  if (keyed) {
+    // refused for now (rate-limited, the database unreachable, a fault) and nothing committed:
+    // the key is freed and a retry runs; any other answer is what a retry gets
+    const retryable = errors?.some((e) => e.extensions.code === 'RATE_LIMITED' || e.extensions.code === 'INTERNAL') ?? false;
+    // the answer goes to the caller even if it cannot be stored: a retry then hears the change
+    // was made (answer_lost), never runs it twice
+    await opts.services.idempotency
+      .finish(keyed.request, body, retryable)
+      .catch((err: unknown) => request.log.error({ err }, 'the answer of a request with an Idempotency-Key was not stored'));
+  }
+  return answer(reply, body);
+}
+
+type Answer = { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined };
+
+/** An executed request's answer (or its replay): the headers its errors call for, then its status and body. */
+function answer(reply: FastifyReply, body: Answer) {
+  const { errors } = body;
   // a field the token's roles do not allow: the answer says so in the body (FORBIDDEN) and, as RFC
   // 6750 names it, in a challenge a client library can read without parsing GraphQL
   if (errors?.some((e) => e.extensions.code === 'FORBIDDEN')) reply.header('www-authenticate', INSUFFICIENT_SCOPE);
@@ -122,8 +157,40 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   if (limited && typeof limited.extensions.retryAfter === 'number') reply.header('retry-after', String(limited.extensions.retryAfter));
   // the database could not be reached for some field: the answer as a whole is 503, so that
   // clients, proxies and load balancers retry (what data there is stays in the body)
-  if (errors?.some(unavailable)) return send(reply, { data: result.data, errors }, 503);
-  return send(reply, { data: result.data, errors });
+  if (errors?.some(unavailable)) return send(reply, body, 503);
+  return send(reply, body);
+}
+
+/**
+ * The Idempotency-Key of a mutation, if it has one: taken for this request (run it keyed), or the
+ * first answer to replay; refused (thrown) when it is malformed, serves another request, is still
+ * running, or its change was made and its answer lost.
+ */
+async function claimKey(request: FastifyRequest, reply: FastifyReply, params: GraphQLParams, opts: Options) {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header.join(', ') : header;
+  const problem = keyProblem(key);
+  if (problem) throw badInput(problem);
+  const tenantHeader = request.headers['x-tenant-context'];
+  const begun = await opts.services.idempotency.begin({
+    caller: callerKey(request.caller!.principal),
+    key,
+    fingerprint: fingerprint({
+      path: request.routeOptions.url ?? request.url,
+      tenantContext: Array.isArray(tenantHeader) ? tenantHeader.join(', ') : tenantHeader,
+      query: params.query,
+      operationName: params.operationName ?? undefined,
+      variables: params.variables,
+    }),
+  });
+  if (begun.kind === 'refused') {
+    reply.code(begun.status);
+    const retryAfter = begun.error.details.retryAfter;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    throw begun.error;
+  }
+  return begun;
 }
 
 /**
@@ -154,7 +221,7 @@ async function auditRefusedMutations(
  * well-formed request 200, errors or not; application/graphql-response+json answers 400 when the
  * request never ran (no `data`: a syntax, validation or variable error) and 200 once it ran.
  */
-function send(reply: FastifyReply, result: { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined }, status?: number) {
+function send(reply: FastifyReply, result: Answer, status?: number) {
   const mediaType = reply.request.graphqlMediaType!;
   const { errors } = result;
   const ran = result.data !== undefined;

@@ -3,7 +3,7 @@
 // still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
 // or window (sign-in, device login) or their window (token endpoint), recognised browsers past
 // their time, SAML requests and used-assertion ids past their time, revocations of tokens that
-// have expired, audit events past their retention. And the tenants' subtree sizes, appended a row per change, are folded into one row per
+// have expired, audit events past their retention, idempotency keys past their 24 hours. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
 // may run at once.
 import type { Clock } from '../clock.js';
@@ -19,6 +19,7 @@ import type { TenantStore } from '../tenants/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import { WINDOW_MS } from '../oauth/failure-throttle.js';
 import type { RevokedTokenStore } from '../oauth/revocation-store.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
 
 export interface PurgeStores {
   sessions: Pick<SessionStore, 'deleteExpiredSessions'>;
@@ -31,6 +32,7 @@ export interface PurgeStores {
   revokedTokens: Pick<RevokedTokenStore, 'deleteExpiredRevocations'>;
   audit: Pick<AuditStore, 'deleteEventsBefore'>;
   heartbeats: Pick<HeartbeatStore, 'deleteSeenBefore'>;
+  idempotency: Pick<IdempotencyStore, 'deleteExpiredKeys'>;
 }
 
 /** how long an expired device authorization is kept */
@@ -52,6 +54,8 @@ export interface Purged {
   auditEvents: number;
   /** heartbeat rows of processes gone HEARTBEAT_KEPT_DAYS */
   processes: number;
+  /** Idempotency-Keys past their 24 hours */
+  idempotencyKeys: number;
 }
 
 export async function purgeExpired(
@@ -73,5 +77,6 @@ export async function purgeExpired(
     revokedTokens: await store.revokedTokens.deleteExpiredRevocations(new Date(now.getTime() - 60_000)),
     auditEvents: await store.audit.deleteEventsBefore(new Date(now.getTime() - settings.auditRetentionDays * 86_400_000)),
     processes: await store.heartbeats.deleteSeenBefore(new Date(now.getTime() - HEARTBEAT_KEPT_DAYS * 86_400_000)),
+    idempotencyKeys: await store.idempotency.deleteExpiredKeys(now),
   };
 }

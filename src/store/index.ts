@@ -22,6 +22,9 @@ import type { SsoStore } from '../sso/store.js';
 import type { TokenThrottleStore } from '../oauth/throttle-store.js';
 import type { RevokedTokenStore } from '../oauth/revocation-store.js';
 import type { MailOutboxStore } from '../mail/store.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import { keyedRequest } from '../idempotency/context.js';
+import { idempotencyStore } from './idempotency.js';
 import { mailOutboxStore } from './mail-outbox.js';
 import { attemptStore } from './attempts.js';
 import { auditStore } from './audit.js';
@@ -69,6 +72,8 @@ export interface Store {
   keys: KeyStore;
   /** the mail outbox (mail/) */
   mail: MailOutboxStore;
+  /** the keys of safe retries (idempotency/) */
+  idempotency: IdempotencyStore;
   /** Runs `fn` in one transaction: all its writes commit together or none do. Nests flat. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -114,11 +119,22 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
     heartbeats: heartbeatStore(db),
     keys: keyStore(db),
     mail: mailOutboxStore(db),
+    idempotency: idempotencyStore(db),
     transaction: async (fn) => {
       if (inTransaction) return fn(store);
       const before = changes?.generation;
+      // a request sent with an Idempotency-Key (idempotency/context.ts): its key is marked
+      // committed by the change's own transaction, so a retry never runs a change twice
+      const keyed = keyedRequest();
       try {
-        return await db.transaction().execute((trx) => fn(storeOn(trx, clock, changes, true)));
+        const result = await db.transaction().execute(async (trx) => {
+          const tx = storeOn(trx, clock, changes, true);
+          const value = await fn(tx);
+          if (keyed) await tx.idempotency.markCommitted(keyed.caller, keyed.key);
+          return value;
+        });
+        if (keyed) keyed.committed = true;
+        return result;
       } finally {
         // a change written in the transaction is void for the caches only once it has committed
         if (changes && changes.generation !== before) changes.bump();

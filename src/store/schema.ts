@@ -439,6 +439,19 @@ export interface TenantSubtreeSizesTable {
   delta: Int8;
 }
 
+export interface IdempotencyKeysTable {
+  /** `client:<uuid>` or `user:<uuid>` (idempotency/model.ts callerKey) */
+  caller: string;
+  key: string;
+  /** SHA-256 of the request's shape */
+  fingerprint: Uint8Array;
+  state: 'running' | 'committed' | 'done';
+  answer_sealed: string | null;
+  created_at: Timestamp;
+  locked_until: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_closure: TenantClosureTable;
@@ -473,4 +486,5 @@ export interface Database {
   saml_assertions_used: SamlAssertionsUsedTable;
   sso_identities: SsoIdentitiesTable;
   mail_outbox: MailOutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -24,6 +24,7 @@ import { ssoDomainProofs } from './20261201T1000-sso-domain-proofs.js';
 import { passkeys } from './20261201T1100-passkeys.js';
 import { passwordReset } from './20261202T0900-password-reset.js';
 import { emailProofCorrections } from './20261203T0900-email-proof-corrections.js';
+import { idempotencyKeys } from './20261204T0900-idempotency-keys.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '20261201T1100-passkeys': passkeys,
   '20261202T0900-password-reset': passwordReset,
   '20261203T0900-email-proof-corrections': emailProofCorrections,
+  '20261204T0900-idempotency-keys': idempotencyKeys,
 };
