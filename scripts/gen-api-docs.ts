@@ -46,7 +46,7 @@ export const API_DOCS: ApiDoc[] = [
     sdl: 'src/graphql/credential/schema.graphql',
     out: 'docs/api/credential-graphql.md',
     intro: [
-      "`POST {base_url}/graphql` with `Authorization: Bearer <token>` and `Content-Type: application/json`. `X-Tenant-Context: <tenant id>` names the acting tenant; without it the request acts in the caller's home tenant.",
+      "`POST {base_url}/graphql` with `Authorization: Bearer <token>` and `Content-Type: application/json`. `X-Tenant-Context: <tenant id>` names the acting tenant; without it the request acts in the caller's home tenant. A mutation sent with `Idempotency-Key: <a new UUID>` runs once however often it is retried with that key: [safe retries](../graphql.md#safe-retries-idempotency-key).",
       `${SEE_ALSO} Decisions behind the rules: [credentials.md](../credentials.md).`,
     ],
   },
@@ -55,7 +55,7 @@ export const API_DOCS: ApiDoc[] = [
     sdl: 'src/graphql/tenant/schema.graphql',
     out: 'docs/api/tenant-graphql.md',
     intro: [
-      "`POST {tenants_url}/public/query` (also `/query` and `/public-test/query`, which behave the same) with `Authorization: Bearer <token>` and `Content-Type: application/json`. `X-Tenant-Context: <tenant id>` names the acting tenant; without it the request acts in the caller's home tenant.",
+      "`POST {tenants_url}/public/query` (also `/query` and `/public-test/query`, which behave the same) with `Authorization: Bearer <token>` and `Content-Type: application/json`. `X-Tenant-Context: <tenant id>` names the acting tenant; without it the request acts in the caller's home tenant. A mutation sent with `Idempotency-Key: <a new UUID>` runs once however often it is retried with that key: [safe retries](../graphql.md#safe-retries-idempotency-key).",
       `${SEE_ALSO} Decisions behind the rules: [tenants.md](../tenants.md).`,
     ],
   },

@@ -124,7 +124,8 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   try {
     result = keyed ? await runKeyed(keyed.request, execute) : await execute();
   } catch (err) {
-    if (keyed) await opts.services.idempotency.abandon(keyed.request).catch((e: unknown) => request.log.error({ err: e }, 'an idempotency key was not freed'));
+    if (keyed)
+      await opts.services.idempotency.abandon(keyed.request).catch((e: unknown) => request.log.error({ err: e }, 'an idempotency key was not freed'));
     throw err;
   }
   const errors = result.errors ? format(result.errors) : undefined;

@@ -30,7 +30,12 @@ for (const engine of engines()) {
     });
     after(() => t.close());
 
-    const keyed = async (key: string, query: string, variables: Record<string, unknown>, opts: { path?: string; tenant?: string; token?: string } = {}) =>
+    const keyed = async (
+      key: string,
+      query: string,
+      variables: Record<string, unknown>,
+      opts: { path?: string; tenant?: string; token?: string } = {},
+    ) =>
       t.gql(opts.token ?? (await t.rootToken()), query, variables, {
         ...(opts.path ? { path: opts.path } : {}),
         ...(opts.tenant ? { tenant: opts.tenant } : {}),
@@ -99,13 +104,19 @@ for (const engine of engines()) {
       }
       assert.deepEqual(await rowCounts(t), before, 'nothing written');
       // the order of the variables' members is not a difference
-      const reordered = await keyed(key, 'mutation($name: String!, $roles: [ID!]) { createClient(name: $name, roles: $roles) { client { id } } }', {});
+      const reordered = await keyed(
+        key,
+        'mutation($name: String!, $roles: [ID!]) { createClient(name: $name, roles: $roles) { client { id } } }',
+        {},
+      );
       assert.equal(reordered.status, 422, 'another document is another request');
     });
 
     it('variables in another order are the same request', () => {
       const shape = { path: '/graphql', tenantContext: undefined, query: 'q', operationName: undefined };
-      assert.ok(fingerprint({ ...shape, variables: { a: 1, b: { c: 2, d: 3 } } }).equals(fingerprint({ ...shape, variables: { b: { d: 3, c: 2 }, a: 1 } })));
+      assert.ok(
+        fingerprint({ ...shape, variables: { a: 1, b: { c: 2, d: 3 } } }).equals(fingerprint({ ...shape, variables: { b: { d: 3, c: 2 }, a: 1 } })),
+      );
       assert.ok(!fingerprint({ ...shape, variables: { a: 1 } }).equals(fingerprint({ ...shape, variables: { a: 2 } })));
     });
 
@@ -178,7 +189,7 @@ for (const engine of engines()) {
       assert.ok(!t.logs.some((line) => line.includes(made.client_secret)), 'no log line holds the secret');
     });
 
-    it("a change committed whose answer was lost (the process stopped before storing it) is never run again: 409, read the current state", async () => {
+    it('a change committed whose answer was lost (the process stopped before storing it) is never run again: 409, read the current state', async () => {
       const tenant = await createTenant(t, '1');
       const key = randomUUID();
       const store = t.service.store.idempotency;
@@ -251,7 +262,12 @@ for (const engine of engines()) {
         assert.equal(r.status, 400, `${JSON.stringify(bad)}: ${r.text}`);
         assert.match(r.body.errors[0].message, /Idempotency-Key header must be 1 to 255 visible ASCII characters, without spaces or commas/);
       }
-      const twice = await t.gql(await t.rootToken(), CREATE_CLIENT, { name: 'never' }, { headers: { 'idempotency-key': ['a', 'b'] as unknown as string } });
+      const twice = await t.gql(
+        await t.rootToken(),
+        CREATE_CLIENT,
+        { name: 'never' },
+        { headers: { 'idempotency-key': ['a', 'b'] as unknown as string } },
+      );
       assert.equal(twice.status, 400, 'two headers are one key sent twice: refused');
       assert.deepEqual(await rowCounts(t), before);
       ok(await keyed(randomUUID(), '{ clients(perPage: 1) { id } }', {}));
