@@ -49,7 +49,9 @@ export class IdempotencyService {
         ),
       };
     }
-    if (found.state === 'running') {
+    // committed and its answer not stored yet: still running too, until its lease is over (the
+    // answer is stored right after the commit; a process that stopped in between never will)
+    if (found.state === 'running' || (found.state === 'committed' && found.lockedUntil > now)) {
       return {
         kind: 'refused',
         status: 409,
@@ -61,8 +63,9 @@ export class IdempotencyService {
     }
     const answer = found.state === 'done' && found.answerSealed !== null ? this.open(claim, found.answerSealed) : undefined;
     if (answer === undefined) {
-      // committed, and the answer never stored (the process stopped in between), or sealed under
-      // a key this service no longer has: the change is made, so it is not run again
+      // committed, and the answer never stored (the process stopped in between: its lease is
+      // over), or sealed under a key this service no longer has: the change is made, so it is
+      // not run again
       return {
         kind: 'refused',
         status: 409,
