@@ -66,7 +66,7 @@ for (const engine of engines()) {
       t.gql(await t.rootToken(), query, variables, { path: TENANT_PATH, tenant });
     /** Whether /login, given the address, goes on to an IdP by itself (its meta refresh). */
     const routesToIdp = async (email: string) => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const page = await client.get('/login');
       await client.post('/login', { _csrf: client.csrf(page), email });
       return /<meta http-equiv="refresh" content="0;url=\/sso\/saml\//.test((await client.get('/login')).text);
@@ -90,7 +90,7 @@ for (const engine of engines()) {
     };
     /** What /login shows after an address is typed: the next step's page, the address blanked out. */
     const loginAnswer = async (email: string) => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const page = await client.get('/login');
       const typed = await client.post('/login', { _csrf: client.csrf(page), email });
       const next = await client.get('/login');
@@ -146,7 +146,7 @@ for (const engine of engines()) {
       const proof = await proveByDns(t, dns, await t.rootToken(), c.tenant, c.id, domain, c.value);
       assert.equal(proof.status, 'proven', JSON.stringify(proof));
       assert.equal(proof.problem, null);
-      const url = await toIdp(t, new PageClient(t), `anna@${domain}`);
+      const url = await toIdp(t, PageClient.atOwnAddress(t), `anna@${domain}`);
       assert.ok(url.startsWith(idp.ssoUrl), url);
       const events = await t.db.kysely.selectFrom('audit_events').select(['action', 'details']).where('target_id', '=', c.id).execute();
       assert.ok(
@@ -197,7 +197,7 @@ for (const engine of engines()) {
     it('the ACS links and creates nobody in a domain the connection has not proven, even through its own sign-in URL', async () => {
       const domain = fresh();
       const c = await pendingConnection(domain);
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const page = await client.get(`/sso/saml/${c.id}/login`);
       assert.equal(page.status, 200);
       await client.post(`/sso/saml/${c.id}/login`, { _csrf: client.csrf(page) });
@@ -230,7 +230,7 @@ for (const engine of engines()) {
       assert.equal(second.status, 'pending');
       assert.match(second.problem!, /another connection has proven this domain/);
       assert.equal((await t.service.store.sso.connectionForDomain(domain))?.id, owner.id);
-      const url = await toIdp(t, new PageClient(t), `dee@${domain}`);
+      const url = await toIdp(t, PageClient.atOwnAddress(t), `dee@${domain}`);
       assert.ok(url.startsWith(idp.ssoUrl));
     });
 

@@ -118,7 +118,7 @@ for (const engine of transportEngines()) {
     const userRow = (email: string) => t.db.kysely.selectFrom('users').selectAll().where('email_normalized', '=', email).executeTakeFirst();
 
     it('while Testing: a tester signs in at the IdP and lands in the console as a new Analyst of the tenant', async () => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const finish = await signIn(client, TESTER);
       assert.equal(finish.status, 303, finish.text);
       assert.equal(finish.headers.location, '/console');
@@ -140,7 +140,7 @@ for (const engine of transportEngines()) {
       );
       assert.deepEqual(seen.body.data.user, { roles: ['Analyst'], setup_pending: false, mfa_enrolled: false, sso: true });
       // a second sign-in is the same user, not a second one
-      const again = new PageClient(t);
+      const again = PageClient.atOwnAddress(t);
       assert.equal((await signIn(again, TESTER)).status, 303);
       assert.equal((await t.db.kysely.selectFrom('users').select('id').where('email_normalized', '=', TESTER).execute()).length, 1);
       // each sign-in is an audit event of the user in the tenant, with the request and address
@@ -160,12 +160,12 @@ for (const engine of transportEngines()) {
     });
 
     it('while Testing: anyone else in the domain signs in as before, and the IdP cannot sign a non-tester in', async () => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const page = await typeAddress(client, `someone@${DOMAIN}`);
       assert.match(page, /Enter your password/, 'the password step, not the IdP');
       assert.equal(onwards(page), undefined);
       // the IdP answers a tester's request for somebody else
-      const location = await toIdp(new PageClient(t), TESTER);
+      const location = await toIdp(PageClient.atOwnAddress(t), TESTER);
       idp.setUser(`intruder@${DOMAIN}`);
       const acs = await postBack(client, await idp.respond(location));
       assert.equal(acs.status, 403);
@@ -201,7 +201,7 @@ for (const engine of transportEngines()) {
         'xslt-transform',
       ];
       for (const tamper of tampers) {
-        const client = new PageClient(t);
+        const client = PageClient.atOwnAddress(t);
         const location = await toIdp(client, TESTER);
         idp.setUser(TESTER);
         const acs = await postBack(client, await idp.respond(location, { tamper }));
@@ -219,7 +219,7 @@ for (const engine of transportEngines()) {
         { signResponse: true, signAssertion: false },
         { signResponse: false, signAssertion: true },
       ]) {
-        const client = new PageClient(t);
+        const client = PageClient.atOwnAddress(t);
         const location = await toIdp(client, TESTER);
         idp.setUser(TESTER);
         const acs = await postBack(client, await idp.respond(location, signed));
@@ -230,13 +230,13 @@ for (const engine of transportEngines()) {
     });
 
     it('accepts a response once: the same one posted again signs nobody in', async () => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const location = await toIdp(client, TESTER);
       idp.setUser(TESTER);
       const post = await idp.respond(location);
       const first = await postBack(client, post);
       assert.equal(first.status, 303);
-      const thief = new PageClient(t);
+      const thief = PageClient.atOwnAddress(t);
       const replay = await postBack(thief, post);
       assert.equal(replay.status, 400, 'the replay is refused');
       assert.equal((await client.get(String(first.headers.location))).status, 303, 'the first one still finishes');
@@ -267,7 +267,7 @@ for (const engine of transportEngines()) {
         },
       ];
       for (const { off, accepted, times } of cases) {
-        const client = new PageClient(t);
+        const client = PageClient.atOwnAddress(t);
         const location = await toIdp(client, TESTER);
         idp.setUser(TESTER);
         const at = Object.fromEntries(Object.entries(times(Date.now())).map(([k, v]) => [k, new Date(v)]));
@@ -285,11 +285,11 @@ for (const engine of transportEngines()) {
     });
 
     it('finishes only in the browser that began the sign-in (no login CSRF with a stolen answer)', async () => {
-      const attacker = new PageClient(t);
+      const attacker = PageClient.atOwnAddress(t);
       const location = await toIdp(attacker, TESTER);
       idp.setUser(TESTER);
       const acs = await postBack(attacker, await idp.respond(location));
-      const victim = new PageClient(t);
+      const victim = PageClient.atOwnAddress(t);
       await victim.get('/login');
       const finish = await victim.get(String(acs.headers.location));
       assert.equal(finish.status, 403);
@@ -312,7 +312,7 @@ for (const engine of transportEngines()) {
         { u: { id: otherId, samlConfiguration: { metadataURL: idp.metadataUrl } } },
         { path: TENANT_PATH, tenant },
       );
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const location = await toIdp(client, TESTER);
       idp.setUser(TESTER);
       const post = await idp.respond(location);
@@ -324,16 +324,16 @@ for (const engine of transportEngines()) {
     it('once Enabled: anyone in the domain signs in at the IdP; an account of another tenant keeps its password', async () => {
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       try {
-        const client = new PageClient(t);
+        const client = PageClient.atOwnAddress(t);
         assert.equal((await signIn(client, `new.person@${DOMAIN}`)).status, 303);
         assert.equal(await whoIsSignedIn(client), `new.person@${DOMAIN}`);
         // an account made elsewhere with an address in the domain, proven (a mailed link), is not
         // taken over by the connection
         await signedInUser(t, `outsider@${DOMAIN}`);
         await t.db.kysely.updateTable('users').set({ email_verified_at: new Date() }).where('email_normalized', '=', `outsider@${DOMAIN}`).execute();
-        const outsider = new PageClient(t);
+        const outsider = PageClient.atOwnAddress(t);
         assert.match(await typeAddress(outsider, `outsider@${DOMAIN}`), /Enter your password/);
-        const location = await toIdp(new PageClient(t), `colleague@${DOMAIN}`);
+        const location = await toIdp(PageClient.atOwnAddress(t), `colleague@${DOMAIN}`);
         idp.setUser(`outsider@${DOMAIN}`);
         const acs = await postBack(outsider, await idp.respond(location));
         assert.equal(acs.status, 403);
@@ -519,7 +519,7 @@ for (const engine of transportEngines()) {
         payload: new URLSearchParams({ client_id: 'gatehouse-cli', login_hint: TESTER }).toString(),
       });
       const { user_code, device_code } = started.body as { user_code: string; device_code: string };
-      const browser = new PageClient(t);
+      const browser = PageClient.atOwnAddress(t);
       const confirm = await browser.get(`/device?user_code=${user_code}`);
       const sent = await browser.post('/device', { _csrf: browser.csrf(confirm), user_code });
       assert.equal(sent.headers.location, '/login');
@@ -553,18 +553,18 @@ for (const engine of transportEngines()) {
       await signedInUser(t, `admin@${DOMAIN}`, { tenant, roles: [ROLE_IDS.Administrator] });
       assert.equal(await setStatus({ status: 'Enabled' }), 'Enabled');
       // a genuine response, answered before the certificate expired and posted after
-      const late = new PageClient(t);
+      const late = PageClient.atOwnAddress(t);
       const location = await toIdp(late, TESTER);
       idp.setUser(TESTER);
       const post = await idp.respond(location);
       t.clock.advance(3 * 86_400_000);
       try {
-        const client = new PageClient(t);
+        const client = PageClient.atOwnAddress(t);
         const next = onwards(await typeAddress(client, TESTER));
         const res = await client.get(next!);
         assert.equal(res.status, 403);
         assert.match(res.text, /certificate expired on \d{4}-\d\d-\d\d/);
-        assert.match(await typeAddress(new PageClient(t), `admin@${DOMAIN}`), /Enter your password/);
+        assert.match(await typeAddress(PageClient.atOwnAddress(t), `admin@${DOMAIN}`), /Enter your password/);
         // the ACS fails closed: with no certificate to verify with, nothing is accepted (item 70)
         const acs = await postBack(late, post);
         assert.equal(acs.status, 403);
@@ -652,7 +652,7 @@ for (const engine of transportEngines()) {
     });
 
     it("a sign-in started elsewhere (a link, an app tile) waits for a click with the session's CSRF token (no login CSRF)", async () => {
-      const visitor = new PageClient(t);
+      const visitor = PageClient.atOwnAddress(t);
       const page = await visitor.get(`/sso/saml/${connection}/login`);
       assert.equal(page.status, 200, 'a page, not a redirect to the IdP');
       assert.match(page.text, /Sign in through <strong>Corp IdP<\/strong>/);
@@ -668,7 +668,7 @@ for (const engine of transportEngines()) {
     });
 
     it('judges the connection again when the browser comes back: disabled meanwhile, nobody is signed in', async () => {
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const location = await toIdp(client, TESTER);
       idp.setUser(TESTER);
       const acs = await postBack(client, await idp.respond(location));
@@ -710,7 +710,7 @@ for (const engine of transportEngines()) {
         return String(res.headers.location);
       };
       // it works while the tenant is enabled: the tester signs in
-      const before = new PageClient(t);
+      const before = PageClient.atOwnAddress(t);
       idp.setUser('t@lapsed.test');
       const acs = await postBack(before, await idp.respond(await begin(before)));
       assert.equal(acs.status, 303, refusals());
@@ -727,12 +727,12 @@ for (const engine of transportEngines()) {
         { path: TENANT_PATH },
       );
       assert.equal(expired.body.data.updateTenant.enabled, true, expired.text);
-      const pending = new PageClient(t);
+      const pending = PageClient.atOwnAddress(t);
       const begun = await idp.respond(await begin(pending)); // at the IdP while the job runs
       assert.deepEqual(await disableExpiredTenants(t.service.store, t.clock, grace), [lapsed]);
 
       // a new sign-in is refused at the first step, and says why
-      const after = new PageClient(t);
+      const after = PageClient.atOwnAddress(t);
       const next = onwards(await typeAddress(after, 't@lapsed.test'));
       const refused = await after.get(next!);
       assert.equal(refused.status, 403);
@@ -771,7 +771,7 @@ for (const engine of transportEngines()) {
         { path: TENANT_PATH },
       );
       assert.equal(disabled.body.errors, undefined, disabled.text);
-      const client = new PageClient(t);
+      const client = PageClient.atOwnAddress(t);
       const next = onwards(await typeAddress(client, 't@suspended.test'));
       const res = await client.get(next!);
       assert.equal(res.status, 403);

@@ -43,7 +43,7 @@ for (const engine of engines()) {
 
     /** An answer for `email` to a sign-in begun in a browser of its own. */
     async function answerFor(email: string, options: Parameters<TestIdp['respond']>[1] = {}): Promise<SamlPost> {
-      const location = await toIdp(t, new PageClient(t), email);
+      const location = await toIdp(t, PageClient.atOwnAddress(t), email);
       idp.setUser(email);
       return idp.respond(location, options);
     }
@@ -56,14 +56,14 @@ for (const engine of engines()) {
       // the victim's IdP-initiated response: only the assertion signed, no InResponseTo anywhere
       const unsolicited = await answerFor(VICTIM, { inResponseTo: null, signResponse: false });
       assert.doesNotMatch(unsolicited.xml, /InResponseTo/);
-      const asSent = await postBack(t, new PageClient(t), connection, unsolicited);
+      const asSent = await postBack(t, PageClient.atOwnAddress(t), connection, unsolicited);
       assert.equal(asSent.acs.status, 400, 'unsolicited responses are refused');
       assert.match(lastReason(), /^in-response-to/);
       assert.equal(await isUsed(t, connection, unsolicited.assertionId), true, 'its signature verified: used up by the refusal');
 
       // the attacker begins a sign-in of their own and wraps the victim's assertion in a Response
       // of their making (unsigned) that names their open request
-      const attacker = new PageClient(t);
+      const attacker = PageClient.atOwnAddress(t);
       const own = await idp.respond(await toIdp(t, attacker, ATTACKER), { signResponse: false, signAssertion: false });
       assert.match(own.xml, new RegExp(`^<samlp:Response [^>]*InResponseTo="${own.requestId}"`));
       const wrapped = own.xml.replace(assertionOf(own.xml), () => assertionOf(unsolicited.xml));
@@ -76,7 +76,7 @@ for (const engine of engines()) {
 
     it('the same wrapping of an assertion never posted before signs nobody in either: InResponseTo is read from signed content', async () => {
       const unsolicited = await answerFor(VICTIM, { inResponseTo: null, signResponse: false });
-      const attacker = new PageClient(t);
+      const attacker = PageClient.atOwnAddress(t);
       const own = await idp.respond(await toIdp(t, attacker, ATTACKER), { signResponse: false, signAssertion: false });
       const wrapped = own.xml.replace(assertionOf(own.xml), () => assertionOf(unsolicited.xml));
       const attempt = await postBack(t, attacker, connection, formOf(wrapped, own));
@@ -92,7 +92,7 @@ for (const engine of engines()) {
         { name: 'Value', wrong: 'urn:oasis:names:tc:SAML:2.0:status:Requester', reason: /^status/ },
       ];
       for (const c of cases) {
-        const browser = new PageClient(t);
+        const browser = PageClient.atOwnAddress(t);
         const location = await toIdp(t, browser, VICTIM);
         idp.setUser(VICTIM);
         const genuine = await idp.respond(location, { signResponse: false });
@@ -112,7 +112,7 @@ for (const engine of engines()) {
         assert.match(lastReason(), /assertion replayed/, c.name);
       }
       // a new sign-in (a new assertion) works
-      const browser = new PageClient(t);
+      const browser = PageClient.atOwnAddress(t);
       const location = await toIdp(t, browser, VICTIM);
       idp.setUser(VICTIM);
       assert.equal((await postBack(t, browser, connection, await idp.respond(location, { signResponse: false }))).signedIn, VICTIM);
@@ -121,25 +121,25 @@ for (const engine of engines()) {
     it('an assertion refused for whom it signs in, or for a request not open, is used up too', async () => {
       // a NameID outside the connection's domains
       const outside = await answerFor(VICTIM, { nameId: 'someone@elsewhere.test' });
-      assert.equal((await postBack(t, new PageClient(t), connection, outside)).acs.status, 403);
+      assert.equal((await postBack(t, PageClient.atOwnAddress(t), connection, outside)).acs.status, 403);
       assert.equal(await isUsed(t, connection, outside.assertionId), true, 'domain not served');
       // an account of another tenant that proved the address (refused inside the sign-in's
       // transaction, which rolls back)
       await signedInUser(t, `elsewhere@${DOMAIN}`);
       await t.db.kysely.updateTable('users').set({ email_verified_at: new Date() }).where('email_normalized', '=', `elsewhere@${DOMAIN}`).execute();
       const taken = await answerFor(VICTIM, { nameId: `elsewhere@${DOMAIN}` });
-      const res = await postBack(t, new PageClient(t), connection, taken);
+      const res = await postBack(t, PageClient.atOwnAddress(t), connection, taken);
       assert.equal(res.acs.status, 403);
       assert.match(res.acs.text, /exists in another organisation/);
       assert.equal(await isUsed(t, connection, taken.assertionId), true, 'another tenant’s account');
       // a request never issued, named in the assertion itself
       const unknown = await answerFor(VICTIM, { tamper: 'unknown-in-response-to' });
-      assert.equal((await postBack(t, new PageClient(t), connection, unknown)).acs.status, 400);
+      assert.equal((await postBack(t, PageClient.atOwnAddress(t), connection, unknown)).acs.status, 400);
       assert.equal(await isUsed(t, connection, unknown.assertionId), true, 'unknown request');
     });
 
     it('a response without a valid signature uses up nothing: the genuine one still signs in', async () => {
-      const browser = new PageClient(t);
+      const browser = PageClient.atOwnAddress(t);
       const location = await toIdp(t, browser, VICTIM);
       idp.setUser(VICTIM);
       const genuine = await idp.respond(location);
@@ -149,7 +149,7 @@ for (const engine of engines()) {
       assert.notEqual(stripped, genuine.xml);
       assert.notEqual(altered, genuine.xml);
       for (const forged of [stripped, altered]) {
-        const res = await postBack(t, new PageClient(t), connection, formOf(forged, genuine));
+        const res = await postBack(t, PageClient.atOwnAddress(t), connection, formOf(forged, genuine));
         assert.equal(res.acs.status, 400);
         assert.match(lastReason(), /^signature/);
         assert.equal(await isUsed(t, connection, genuine.assertionId), false);
@@ -163,7 +163,7 @@ for (const engine of engines()) {
         { signResponse: true, signAssertion: false },
         { signResponse: true, signAssertion: true },
       ]) {
-        const browser = new PageClient(t);
+        const browser = PageClient.atOwnAddress(t);
         const location = await toIdp(t, browser, VICTIM);
         idp.setUser(VICTIM);
         const post = await idp.respond(location, signed);
