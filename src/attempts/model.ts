@@ -56,6 +56,10 @@ export const ATTEMPT_RULES = {
   emailChangeTo: { free: 10, after: 'window', resetSeconds: 60 * 60 },
   /** DNS checks of one tenant's SSO domains asked for by hand ("Check now", checkSSODomain) */
   domainCheck: { free: 20, after: 'window', resetSeconds: 60 * 60 },
+  /** IdP metadata fetched from a URL on one tenant's behalf (getSSOConnectionConfig and
+   *  updateSSOConnection with a metadataURL, refreshSSOConnectionMetadata); the scheduled
+   *  refresh is not counted */
+  metadataFetch: { free: 30, after: 'window', resetSeconds: 60 * 60 },
   /** device logins started from one address (each writes a row, unauthenticated) */
   deviceStart: { free: 30, after: 'doubling', resetSeconds: QUIET_SECONDS },
 } as const satisfies Record<string, AttemptRule>;

@@ -1,14 +1,14 @@
 // Bounds on the work one document can ask for (OWASP GraphQL cheat sheet), checked before
 // graphql-js's own rules run (executor.ts): selection depth, a separate depth for introspection,
-// aliases, fragments, fields selected with every fragment expanded, and how often one response
-// name repeats in one selection.
+// aliases, directives, fragments, fields selected with every fragment expanded, and how often one
+// response name repeats in one selection.
 //
 // Everything is measured in time linear in the document: each fragment's shape is computed once
 // and reused at every spread, so a fragment spread twice by the next one, 22 times over, costs
 // 23 small sums instead of 2^22 walks. Because this runs before graphql-js's rules, it stands on
 // its own against documents they would refuse: a fragment cycle counts nothing past the cycle,
 // an unknown fragment counts nothing.
-import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { BREAK, Kind, visit, type DocumentNode, type SelectionSetNode } from 'graphql';
 
 /** Nesting of fields, counting a leaf field as 1 (`{ tenants { results { id } } }` is 3). */
 export const MAX_DEPTH = 12;
@@ -22,6 +22,12 @@ export const MAX_DEPTH = 12;
 export const MAX_INTROSPECTION_DEPTH = 20;
 /** Aliased fields written in the document (fields with the same response name run once). */
 export const MAX_ALIASES = 30;
+/**
+ * Directives written in the document (`@include`, `@skip` and any unknown one, which graphql-js
+ * refuses only after walking them all), as graphql-armor's default: each is evaluated for every
+ * field it sits on, and a few thousand of them would be work the tokens limit alone allows.
+ */
+export const MAX_DIRECTIVES = 50;
 /** Fragment definitions in the document. graphql-js compares every pair of fragments spread in one selection. */
 export const MAX_FRAGMENTS = 50;
 /**
@@ -142,6 +148,7 @@ export function checkLimits(document: DocumentNode): string[] {
     fragments.set(def.name.value, def.selectionSet);
   }
   if (fragments.size > MAX_FRAGMENTS) return [`The document defines more than ${MAX_FRAGMENTS} fragments`];
+  if (countDirectives(document) > MAX_DIRECTIVES) return [`The document uses more than ${MAX_DIRECTIVES} directives`];
 
   const { measure, fragment } = shapes(fragments);
   let depth = 0;
@@ -183,5 +190,17 @@ function countAliases(set: SelectionSetNode): number {
       n += countAliases(sel.selectionSet);
     }
   }
+  return n;
+}
+
+/** Directives anywhere in the document, counted up to one past the limit. */
+function countDirectives(document: DocumentNode): number {
+  let n = 0;
+  visit(document, {
+    Directive() {
+      n++;
+      return n > MAX_DIRECTIVES ? BREAK : undefined;
+    },
+  });
   return n;
 }

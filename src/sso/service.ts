@@ -98,7 +98,7 @@ export class SsoService {
   private readonly lookupTxt: TxtLookup;
   private readonly timing: ProofTiming;
 
-  /** counts the DNS look-ups asked for by hand, per tenant (ATTEMPT_RULES.domainCheck) */
+  /** counts the DNS look-ups and the metadata fetches asked for by hand, per tenant (ATTEMPT_RULES.domainCheck, metadataFetch) */
   private readonly gate: AttemptGate;
 
   constructor(
@@ -171,6 +171,7 @@ export class SsoService {
     const bothTesters = addTesters.filter((t) => removeTesters.includes(t));
     if (bothTesters.length > 0) throw badInput(`addTesters and removeTesters both name ${bothTesters.join(', ')}`, { field: 'addTesters' });
     await this.inTenant(caller, id, this.store.sso);
+    if (saml?.metadataURL) await this.countFetch(caller.tenant.id);
     const idp = saml ? await this.readSaml(saml) : undefined;
 
     return this.store.transaction(async (tx) => {
@@ -474,6 +475,7 @@ export class SsoService {
     if (!connection.metadataUrl) {
       throw badInput('the connection is not configured by a metadata URL (give samlConfiguration.metadataURL first)', { field: 'connectionID' });
     }
+    await this.countFetch(connection.tenantId);
     const idp = await this.readIdp({ metadataUrl: connection.metadataUrl }, this.settings.allowPrivateUrls);
     return this.store.transaction(async (tx) => {
       const before = await this.inTenant(caller, connection.id, tx.sso, true);
@@ -546,6 +548,7 @@ export class SsoService {
     if (!metadataUrl && !cert)
       throw badInput("give metadataURL (the IdP's metadata) or cert (its signing certificate, PEM or base64)", { field: 'metadataURL' });
     if (metadataUrl && cert) throw badInput('give metadataURL or cert, not both', { field: 'cert' });
+    if (metadataUrl) await this.countFetch(caller.tenant.id);
     return await this.readIdp({ metadataUrl, cert }, this.settings.allowPrivateUrls);
   }
 
@@ -558,6 +561,20 @@ export class SsoService {
     if (saml.metadataURL) return await this.readIdp({ metadataUrl: saml.metadataURL }, this.settings.allowPrivateUrls);
     if (saml.signingCert) return await this.readIdp({ cert: saml.signingCert }, this.settings.allowPrivateUrls);
     return undefined;
+  }
+
+  /**
+   * A metadata fetch asked for on the tenant's behalf: each makes this service fetch a URL the
+   * tenant chose, so each is counted (ATTEMPT_RULES.metadataFetch), before the fetch.
+   */
+  private async countFetch(tenantId: string): Promise<void> {
+    const reservation = await this.gate.reserve([['metadataFetch', tenantId]]);
+    if (reservation.kind === 'wait') {
+      throw rateLimited(
+        `Too many IdP metadata fetches for this tenant: the scheduled refresh goes on meanwhile. Try again in ${inWords(reservation.seconds)}.`,
+        reservation.seconds,
+      );
+    }
   }
 
   /** The connection if it belongs to the acting tenant; any other is NOT_FOUND, as if it did not exist. */

@@ -66,6 +66,11 @@ for (const engine of transportEngines()) {
       assert.equal(page.status, 200);
       assert.match(page.text, /Requested from <strong>203\.0\.113\.9<\/strong> at 10:00 UTC \(3 minutes ago\)/);
       assert.match(page.text, /Approve only if you started this yourself, just now/);
+      // RFC 8628 section 5.4: the client, the tenant and what the token may do, named
+      assert.match(
+        page.text,
+        /A device \(a command line or notebook, client <code>gatehouse-cli<\/code>\) asks to act as <strong>approver@example\.com<\/strong> in tenant <strong>Vendor<\/strong> \(id 1\), with your roles \(Analyst\)/,
+      );
     });
 
     it('probing codes on the approval page slows the address down after 10 wrong ones, as typing them does', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GraphQLExecutor, MAX_TOKENS } from '../../src/graphql/executor.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
-import { MAX_ALIASES, MAX_DEPTH, MAX_FIELDS, MAX_FRAGMENTS, MAX_REPEATS } from '../../src/graphql/limits.js';
+import { MAX_ALIASES, MAX_DEPTH, MAX_DIRECTIVES, MAX_FIELDS, MAX_FRAGMENTS, MAX_REPEATS } from '../../src/graphql/limits.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import { listen } from '../helpers/listen.js';
@@ -94,6 +94,20 @@ for (const engine of transportEngines()) {
       assert.equal(at.body.errors, undefined, at.text);
       assert.equal(Object.keys(at.body.data).length, MAX_ALIASES);
       assertRefused(await t.gql(token, aliased(MAX_ALIASES + 1)), /more than 30 aliases/);
+    });
+
+    it(`runs ${MAX_DIRECTIVES} directives and refuses ${MAX_DIRECTIVES + 1}, counted anywhere in the document`, async () => {
+      // twenty aliased fields with two directives each, then the rest on one unaliased field repeated
+      // (within the aliases' and repeats' limits)
+      const directed = (n: number) =>
+        `query($yes: Boolean = true) { ${rep(20, (i) => `d${i}: __typename @include(if: $yes) @skip(if: false)`)} ${rep(n - 40, () => '__typename @include(if: $yes)')} }`;
+      const at = await t.gql(token, directed(MAX_DIRECTIVES));
+      assert.equal(at.body.errors, undefined, at.text);
+      assert.equal(Object.keys(at.body.data).length, 21);
+      assertRefused(await t.gql(token, directed(MAX_DIRECTIVES + 1)), /more than 50 directives/);
+      // unknown directives, on a fragment and the operation, count too (graphql-js would walk them all first)
+      const unknown = `query Q @a @b { ...F } fragment F on Query @c { __typename ${rep(MAX_DIRECTIVES - 2, () => '@x')} }`;
+      assertRefused(await t.gql(token, unknown), /more than 50 directives/);
     });
 
     it('a document over a limit is answered 400 without data under application/graphql-response+json', async () => {

@@ -374,6 +374,29 @@ for (const engine of engines()) {
       await refused(REFRESH, { id: manual.id }, 'BAD_USER_INPUT', /not configured by a metadata URL/);
     });
 
+    it('metadata fetches asked for by hand are counted per tenant: 30 an hour, then RATE_LIMITED with the wait; other tenants unaffected', async () => {
+      const busy = await createTenant(t, '1', { name: 'Fetches' });
+      const c = await create({}, busy);
+      const configure = { u: { id: c.id, connectionConfiguration: { samlConfiguration: { metadataURL: idp.metadataUrl } } } };
+      await ok(UPDATE, configure, busy);
+      for (let i = 1; i < 30; i++) await ok(REFRESH, { id: c.id }, busy);
+      const over = await refused(REFRESH, { id: c.id }, 'RATE_LIMITED', /Too many IdP metadata fetches for this tenant.*Try again in/, busy);
+      assert.ok(over.body.errors[0].extensions.retryAfter > 0);
+      await refused(UPDATE, configure, 'RATE_LIMITED', /Too many IdP metadata fetches/, busy);
+      const preview = await call(CONFIG, { m: idp.metadataUrl }, busy);
+      assert.equal(errorCode(preview), 'RATE_LIMITED', 'getSSOConnectionConfig fetches too');
+      assert.equal((await call(CONFIG, { c: idp.certificatePem }, busy)).body.errors, undefined, 'a certificate is read, not fetched: not counted');
+      // another tenant's fetches are its own
+      const elsewhere = await create({}, other);
+      await ok(UPDATE, { u: { id: elsewhere.id, connectionConfiguration: { samlConfiguration: { metadataURL: idp.metadataUrl } } } }, other);
+      t.clock.advance(3_600_000);
+      try {
+        await ok(REFRESH, { id: c.id }, busy);
+      } finally {
+        t.clock.advance(-3_600_000);
+      }
+    });
+
     it('a metadata URL that stops answering: the refresh says why and the certificates held keep working', async () => {
       const gone = await startTestIdp();
       const c = await create();

@@ -3,6 +3,7 @@
 // signs in (as the account the CLI named: another account is refused), then approves or denies.
 // routes.ts registers them, in the pages' scope.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ROLE_NAMES } from '../../access/roles.js';
 import { canonicalUserCode, displayUserCode, isForAccount, USER_CODE_INPUT_MAX, wrongAccount } from '../../device/model.js';
 import type { Refusal } from '../../errors.js';
 import type { Session } from '../../sessions/model.js';
@@ -94,12 +95,21 @@ export function devicePages(kit: PageKit) {
       const user = await services.signIn.signedInUser(session);
       if (!user) return reply.redirect('/login', 303);
       if (!isForAccount(pending, user.email)) return approvalRefused(reply, session, wrongAccount(user.email));
+      // what is being given away, named (RFC 8628 section 5.4): the client, the tenant, the roles
+      const principal = await services.signIn.signedInPrincipal(session);
+      const home = principal ? await services.tenants.visibleTenant(principal, user.tenantId).catch(() => undefined) : undefined;
+      const now = services.clock.now();
+      const roles = [
+        ...new Set(
+          (principal?.assignments ?? []).filter((a) => a.expiresAt === null || a.expiresAt > now).map((a) => ROLE_NAMES[a.roleId] ?? 'a role'),
+        ),
+      ];
       return send(
         reply,
         200,
         'Approve this device?',
         html`
-<p>A command line or notebook asks to act as <strong>${user.email}</strong>, with your roles, until its token expires.</p>
+<p>A device (a command line or notebook, client <code>${pending.clientId}</code>) asks to act as <strong>${user.email}</strong> in tenant <strong>${home?.name ?? user.tenantId}</strong> (id ${user.tenantId}), with your roles (${roles.length > 0 ? roles.join(', ') : 'none yet'}), until its token expires.</p>
 <p class="usercode">Code <strong>${displayUserCode(pending.userCode)}</strong></p>
 <p>Requested ${pending.requestedFrom ? html`from <strong>${pending.requestedFrom}</strong> ` : ''}at ${pending.createdAt.toISOString().slice(11, 16)} UTC (${minutesAgo(pending.createdAt, services.clock.now())}).</p>
 <div class="warning"><p>Approve only if you started this yourself, just now. If someone sent you this link, deny: they would act as you.</p></div>
