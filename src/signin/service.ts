@@ -1092,6 +1092,7 @@ export class SignInService {
           ['address', prefix],
           ['code', `${account}|${prefix}`],
           ['secondFactor', account],
+          ['secondFactorMonth', account],
         ];
   }
 
@@ -1100,7 +1101,7 @@ export class SignInService {
    *  from the counts the reservation returned: no read that an unknown address would not make. */
   private async failed(user: SignInRecord | undefined, reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
     if (!user) return;
-    for (const kind of ['accountAll', 'secondFactor'] as const) {
+    for (const kind of ['accountAll', 'secondFactor', 'secondFactorMonth'] as const) {
       if (reservation.counts[kind] !== ATTEMPT_RULES[kind].free) continue;
       await this.store.audit.insertEvent(
         principalEvent(

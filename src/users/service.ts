@@ -9,6 +9,8 @@ import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '
 import { isRoleId, ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
+import { attemptKey } from '../attempts/model.js';
+import type { AttemptStore } from '../attempts/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
 import { badInput, forbidden, notFound } from '../errors.js';
@@ -29,6 +31,8 @@ const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satis
 
 export interface UserStores {
   users: UserStore;
+  /** the account-wide sign-in counts, cleared by a reset of the sign-in */
+  attempts: Pick<AttemptStore, 'clearAttempts'>;
   tenants: Pick<TenantStore, 'findScopes' | 'findTenant'>;
   audit: AuditStore;
   mail: Pick<MailOutboxStore, 'insertMail'>;
@@ -298,6 +302,14 @@ export class UserService {
     const link = setupUrl(this.settings.baseUrl, token);
     const setupExpiresAt = new Date(now.getTime() + this.settings.setupTtlSeconds * 1000);
     await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor), mailed);
+    // the account's failure counts from everywhere start again: the person sets new factors, and
+    // what was tried against the old ones no longer holds them back (docs/users.md "Throttles")
+    const account = emailKey(user.email);
+    await tx.attempts.clearAttempts([
+      attemptKey('accountAll', account),
+      attemptKey('secondFactor', account),
+      attemptKey('secondFactorMonth', account),
+    ]);
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id, { setup_link_mailed: mailed }));
     await this.mailer.send(tx, {
       to: user.email,

@@ -7,6 +7,7 @@
 // - the owner is told, and the tenant's audit log records it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ATTEMPT_RULES, attemptKey } from '../../src/attempts/model.js';
 import { totpCodeAt } from '../../src/users/totp.js';
 import { type Response, startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -285,6 +286,37 @@ for (const engine of engines()) {
       t.clock.advance(30_000);
       const done = await laptop.post('/login', { _csrf: laptop.csrf(page), code: totpCodeAt(owner.key, t.clock.now()) });
       assert.equal(done.status, 303, 'the code is checked, not held up by the password attempt given back');
+    });
+
+    it("at most 100 wrong codes in 30 days reach the check, however patiently the shorter waits are sat out; an Administrator's reset starts the count again", async () => {
+      const email = 'patient-thief@example.com';
+      const owner = await signedInUser(t, email);
+      // 99 wrong codes counted over the last weeks (the per-address and hourly counts long forgotten)
+      const month = { key: attemptKey('secondFactorMonth', email), rule: ATTEMPT_RULES.secondFactorMonth };
+      for (let i = 0; i < 99; i++) await t.service.store.attempts.reserveAttempts([month], t.clock.now());
+      const thief = await atPassword(email, '10.60.0.1');
+      assert.equal((await thief.client.post('/login', { _csrf: thief.csrf, password: PASSWORD })).status, 303);
+      const codePage = await thief.client.get('/login');
+      const csrf = thief.client.csrf(codePage);
+      assert.equal((await thief.client.post('/login', { _csrf: csrf, code: '000000' })).status, 400, 'the 100th is checked');
+      const held = await thief.client.post('/login', { _csrf: csrf, code: '111111' });
+      assert.equal(held.status, 429, 'the 101st waits (the per-address and hourly counts would let it through)');
+      assert.ok(Number(held.headers['retry-after']) > 29 * 86_400, `Retry-After ${held.headers['retry-after']}`);
+      assert.equal(
+        (await thief.client.post('/login', { _csrf: csrf, code: totpCodeAt(owner.key, t.clock.now()) })).status,
+        429,
+        'not even the right code is checked from an unrecognised browser',
+      );
+      // the account is known to be compromised: an Administrator resets its sign-in
+      const users = await t.gql(await t.rootToken(), 'query($e: String) { users(email: $e) { id } }', { e: email }, { tenant: '1' });
+      const reset = await t.gql(
+        await t.rootToken(),
+        'mutation($id: ID!) { resetUserSignIn(id: $id) { setup_url } }',
+        { id: users.body.data.users[0].id },
+        { tenant: '1' },
+      );
+      assert.equal(reset.body.errors, undefined, reset.text);
+      assert.equal((await t.service.store.attempts.findAttempts([month.key])).size, 0, 'the 30-day count starts again');
     });
 
     it("the owner's own typing does not hide wrong codes tried by someone who has the password", async () => {
