@@ -1,7 +1,8 @@
 // Reading the audit trail: the acting tenant's events and those of the tenants below it, for
 // its (or a partner's) Administrators; never another tenant's. Newest first, by cursor. And the
 // one event no use case writes itself: a change refused because the caller's roles do not allow it.
-import { assertCan } from '../access/policy.js';
+import { assertCan, rolesIn, supportOnly } from '../access/policy.js';
+import { ROLE_IDS } from '../access/roles.js';
 import type { Caller } from '../access/principal.js';
 import type { Clock } from '../clock.js';
 import { badInput } from '../errors.js';
@@ -113,5 +114,29 @@ export class AuditService {
         ),
       );
     }
+  }
+
+  /**
+   * A request of vendor staff acting through Support access (the tenant allows support access,
+   * and Support is the only role that reaches it; or the caller holds nothing but Support): one
+   * `support.accessed` event in the trail of the tenant it acts in, naming what it asked for, so
+   * that a customer's Administrators see every staff visit (docs/operations.md "Audit trail").
+   * Any other caller writes nothing.
+   */
+  async staffAccess(caller: Caller, operations: readonly string[], via: RefusalChannel): Promise<void> {
+    const now = this.clock.now();
+    const roles = rolesIn(caller.principal, caller.tenant, now);
+    const throughSupport = roles.size === 1 && roles.has(ROLE_IDS.Support);
+    if (!throughSupport && !supportOnly(caller.principal, now)) return;
+    await this.store.audit.insertEvent(
+      principalEvent(
+        caller.principal,
+        now,
+        caller.tenant.id,
+        'support.accessed',
+        { kind: 'tenant', id: caller.tenant.id },
+        { via, operations: [...new Set(operations)].slice(0, MAX_REFUSED_OPERATIONS) },
+      ),
+    );
   }
 }

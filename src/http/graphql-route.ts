@@ -5,7 +5,7 @@
 // (cached), then execute. Results carry `data`, `errors` (each with extensions.code) and, when
 // there are errors, `error: [messages]` as the specification of this service shows. routes.ts
 // registers the routes of each interface, in a scope set up by graphqlScope.
-import { type DocumentNode, getOperationAST, GraphQLError, type ExecutionResult } from 'graphql';
+import { type DocumentNode, getOperationAST, GraphQLError, Kind, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalChannel } from '../audit/service.js';
 import { badInput, ForbiddenError } from '../errors.js';
@@ -130,6 +130,10 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   }
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
+  // vendor staff acting through Support access: every request is in the tenant's trail
+  await opts.services.audit
+    .staffAccess(caller, rootFields(operation), opts.name)
+    .catch((err: unknown) => request.log.error({ err }, 'the audit event of a support access was not written'));
   const body: Answer = { data: result.data, errors };
   if (keyed) {
     // refused for now (rate-limited, the database unreachable, a fault) and nothing committed:
@@ -142,6 +146,13 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
       .catch((err: unknown) => request.log.error({ err }, 'the answer of a request with an Idempotency-Key was not stored'));
   }
   return answer(reply, body);
+}
+
+/** The root fields an operation selects, by name (a fragment's as `...Name`). */
+function rootFields(operation: ReturnType<typeof getOperationAST>): string[] {
+  return (operation?.selectionSet.selections ?? []).map((sel) =>
+    sel.kind === Kind.FIELD ? sel.name.value : sel.kind === Kind.FRAGMENT_SPREAD ? `...${sel.name.value}` : '...',
+  );
 }
 
 type Answer = { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined };

@@ -1286,6 +1286,8 @@ for (const engine of transportEngines()) {
       it("Support access: on lets staff read, off denies the staff's very next request", async () => {
         const sup = w.actors['sup.off'].token!;
         const c1 = w.actors['C1.adm'].token!;
+        const visitsOf = () => rows(w, sql`select id, actor_id, details from audit_events where tenant_id = ${w.C1} and action = 'support.accessed'`);
+        const earlier = new Set((await visitsOf()).map((v) => v.id));
         await setSupport(w, false, false);
         data(await tenantCall(w, c1, Q.enableSupport, { id: w.C1 }));
         assert.deepEqual(data(await tenantCall(w, sup, Q.tenants, { ids: [w.C1] })).tenants.results, [{ id: w.C1 }]);
@@ -1298,6 +1300,15 @@ for (const engine of transportEngines()) {
           sql`select action from audit_events where tenant_id = ${w.C1} and action like 'tenant.support_%' order by occurred_at`,
         );
         assert.ok(audited.some((a) => a.action === 'tenant.support_enabled') && audited.some((a) => a.action === 'tenant.support_disabled'));
+        // each staff request that acted in the tenant is in its trail, naming what it asked for;
+        // the tenant's own Administrator's requests are not
+        const visits = (await visitsOf()).filter((v) => !earlier.has(v.id));
+        assert.deepEqual(
+          visits.map((v) => (typeof v.details === 'string' ? JSON.parse(v.details) : v.details)),
+          [{ via: 'credential-graphql', operations: ['clients'] }],
+          'the one request that acted in the tenant while it allowed support access',
+        );
+        assert.equal(visits[0]!.actor_id, w.actors['sup.off'].client!.id);
       });
     });
 

@@ -148,6 +148,8 @@ export function consoleKit(kit: PageKit) {
       throw err;
     }
     known.set(req, { who, tenant, caller });
+    // vendor staff acting through Support access: every page and form is in the tenant's trail
+    await services.audit.staffAccess(caller, [`${req.method} ${req.routeOptions.url ?? req.url}`], 'console');
     // the line above it (TenantScope.path: '1.5.23.'), as far as the viewer sees it
     const above = tenant.path.split('.').filter((a) => a !== '' && a !== tenant.id);
     const ancestors = await Promise.all(above.map((a) => services.tenants.visibleTenant(who.principal, a).catch(unseen)));
