@@ -14,7 +14,7 @@ import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.j
 import type { GraphQLExecutor } from '../graphql/executor.js';
 import { NUL_MESSAGE } from '../graphql/storable-text.js';
 import { runKeyed } from '../idempotency/context.js';
-import { callerKey, fingerprint, keyProblem } from '../idempotency/model.js';
+import { accessOf, callerKey, fingerprint, KEY_PROBLEM, keyOf, LEASE_SECONDS } from '../idempotency/model.js';
 import type { Services } from '../services.js';
 import { graphqlErrorHandler } from './error-handler.js';
 import { GRAPHQL_RESPONSE_JSON, negotiateMediaType } from './graphql-media-type.js';
@@ -101,7 +101,7 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   const keyed = operation?.operation === 'mutation' ? await claimKey(request, reply, params, opts) : undefined;
   if (keyed?.kind === 'replay') {
     reply.header('idempotent-replayed', 'true');
-    return answer(reply, keyed.answer as Answer);
+    return answer(reply, keyed.answer as Answer, { replay: true });
   }
   let loaders: GraphQLContext['loaders'] | undefined;
   const context: GraphQLContext = {
@@ -121,12 +121,24 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
       context,
     });
   let result: ExecutionResult;
+  // a keyed request holds its key while it runs: the lease is extended every quarter of it
+  const holding = keyed
+    ? setInterval(
+        () =>
+          void opts.services.idempotency
+            .extend(keyed.request)
+            .catch((err: unknown) => request.log.warn({ err }, 'the hold on an Idempotency-Key was not extended')),
+        (LEASE_SECONDS * 1000) / 4,
+      )
+    : undefined;
   try {
     result = keyed ? await runKeyed(keyed.request, execute) : await execute();
   } catch (err) {
     if (keyed)
       await opts.services.idempotency.abandon(keyed.request).catch((e: unknown) => request.log.error({ err: e }, 'an idempotency key was not freed'));
     throw err;
+  } finally {
+    clearInterval(holding);
   }
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
@@ -157,14 +169,19 @@ function rootFields(operation: ReturnType<typeof getOperationAST>): string[] {
 
 type Answer = { data?: ExecutionResult['data']; errors?: PublicGraphQLError[] | undefined };
 
-/** An executed request's answer (or its replay): the headers its errors call for, then its status and body. */
-function answer(reply: FastifyReply, body: Answer) {
+/**
+ * An executed request's answer (or its replay): the headers its errors call for, then its status
+ * and body. A replay is the request's outcome as it was: never 503 nor Retry-After, which would
+ * send the client round the same key again for as long as it is kept.
+ */
+function answer(reply: FastifyReply, body: Answer, { replay = false } = {}) {
   const { errors } = body;
   // a field the token's roles do not allow: the answer says so in the body (FORBIDDEN) and, as RFC
   // 6750 names it, in a challenge a client library can read without parsing GraphQL
   if (errors?.some((e) => e.extensions.code === 'FORBIDDEN')) reply.header('www-authenticate', INSUFFICIENT_SCOPE);
   const unavailable = (e: { extensions: { code: string; retryAfter?: unknown } }) =>
     e.extensions.code === 'INTERNAL' && typeof e.extensions.retryAfter === 'number';
+  if (replay) return send(reply, body);
   const limited = errors?.find((e) => e.extensions.code === 'RATE_LIMITED' || unavailable(e));
   if (limited && typeof limited.extensions.retryAfter === 'number') reply.header('retry-after', String(limited.extensions.retryAfter));
   // the database could not be reached for some field: the answer as a whole is 503, so that
@@ -181,12 +198,12 @@ function answer(reply: FastifyReply, body: Answer) {
 async function claimKey(request: FastifyRequest, reply: FastifyReply, params: GraphQLParams, opts: Options) {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
-  const key = Array.isArray(header) ? header.join(', ') : header;
-  const problem = keyProblem(key);
-  if (problem) throw badInput(problem);
+  const key = keyOf(Array.isArray(header) ? header.join(', ') : header);
+  if (key === undefined) throw badInput(KEY_PROBLEM);
   const tenantHeader = request.headers['x-tenant-context'];
+  const caller = request.caller!;
   const begun = await opts.services.idempotency.begin({
-    caller: callerKey(request.caller!.principal),
+    caller: callerKey(caller.principal),
     key,
     fingerprint: fingerprint({
       path: request.routeOptions.url ?? request.url,
@@ -194,6 +211,7 @@ async function claimKey(request: FastifyRequest, reply: FastifyReply, params: Gr
       query: params.query,
       operationName: params.operationName ?? undefined,
       variables: params.variables,
+      access: accessOf(caller.principal, caller.tenant, opts.services.clock.now()),
     }),
   });
   if (begun.kind === 'refused') {

@@ -7,6 +7,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface KeyedRequest {
   caller: string;
   key: string;
+  /** this request's claim of the key (KeyClaim.claimId) */
+  claimId: string;
   /** set once a transaction of the request has committed */
   committed: boolean;
 }

@@ -4,26 +4,43 @@
 // be, what makes two requests "the same", how long a key is kept and a running one is held.
 // The protocol is IETF draft-ietf-httpapi-idempotency-key-header, as Stripe runs it.
 import { createHash } from 'node:crypto';
+import type { Principal, TenantScope } from '../access/principal.js';
+import { ROLE_IDS } from '../access/roles.js';
 
 /** how long a key is remembered after its first use (Stripe: 24 hours) */
 export const KEPT_HOURS = 24;
 /**
- * How long a key whose request is running is held against others. Longer than any mutation can
- * run (a statement times out after 30 s; an IdP's metadata is fetched within 10 s), so a request
- * still running is never taken over; a key held by a process that died is free again after it.
+ * How long a key whose request is running is held against others. The request extends it while it
+ * runs (every LEASE_SECONDS / 4), so only a key held by a process that died is taken over once it
+ * ends; and a request that lost its key all the same (a process paused for minutes) cannot commit
+ * its change: the change's transaction checks that its claim still holds the key.
  */
 export const LEASE_SECONDS = 120;
+/** How long a key whose change has committed is still "running" while its answer is stored: a
+ *  retry meanwhile is told to wait, not that the answer was lost. */
+export const COMMITTED_GRACE_SECONDS = 30;
 /** what a client is told to wait before it asks again about a key in use */
 export const IN_USE_RETRY_AFTER_SECONDS = 1;
 export const MAX_KEY_LENGTH = 255;
+/** The largest answer kept for replays, in characters of its JSON: mutations answer a few KB. */
+export const MAX_STORED_ANSWER = 256 * 1024;
 
 /**
- * What a header holds: 1-255 visible ASCII characters but the comma (a UUID, as clients send,
- * fits). HTTP joins a header sent twice with commas, so a comma would make two keys look like one.
+ * The key a header holds: 1-255 visible ASCII characters but the comma (a UUID, as clients send,
+ * fits), bare or as the IETF draft's quoted string (`"…"`, the same key). HTTP joins a header sent
+ * twice with commas, so a comma would make two keys look like one. Undefined: not a key.
  */
-export function keyProblem(value: string): string | undefined {
+export function keyOf(header: string): string | undefined {
+  const quoted = /^"([^"\\]*)"$/.exec(header);
+  const value = quoted ? quoted[1]! : header;
+  return keyProblem(value) === undefined ? value : undefined;
+}
+
+export const KEY_PROBLEM = `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters, without spaces or commas (a UUID is a good key; quoted or not), sent once`;
+
+function keyProblem(value: string): string | undefined {
   if (value.length === 0 || value.length > MAX_KEY_LENGTH || !/^[\x21-\x2b\x2d-\x7e]+$/.test(value)) {
-    return `The Idempotency-Key header must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters, without spaces or commas (a UUID is a good key), sent once`;
+    return KEY_PROBLEM;
   }
   return undefined;
 }
@@ -33,7 +50,9 @@ export function callerKey(principal: { kind: 'client' | 'user'; id: string }): s
   return `${principal.kind}:${principal.id}`;
 }
 
-/** What makes a request "the same" for a key: everything that decides what it does. */
+/** What makes a request "the same" for a key: everything that decides what it does, and what the
+ *  caller may see (a replay is refused once the caller's roles or the tenant's support access
+ *  have changed: it would show what the caller may no longer see). */
 export interface RequestShape {
   /** the interface's path */
   path: string;
@@ -42,6 +61,19 @@ export interface RequestShape {
   query: string;
   operationName: string | undefined;
   variables: Record<string, unknown> | undefined;
+  /** the caller's live role assignments and the acting tenant's support access, as a text */
+  access: string;
+}
+
+/** What the caller may see in the tenant it acts in, as a text: its live role assignments, and the
+ *  tenant's support access when the caller holds Support. */
+export function accessOf(principal: Pick<Principal, 'assignments'>, tenant: TenantScope, now: Date): string {
+  const live = principal.assignments.filter((a) => a.expiresAt === null || a.expiresAt > now);
+  const roles = live.map((a) => `${a.tenantId}:${a.roleId}`).sort();
+  const support = live.some((a) => a.roleId === ROLE_IDS.Support)
+    ? `support:${tenant.supportEnabled}:${tenant.supportExpiresAt?.toISOString() ?? ''}`
+    : '';
+  return `${tenant.id}|${roles.join(',')}|${support}`;
 }
 
 /** SHA-256 of the request's shape, variables in a canonical order (their key order does not count). */
@@ -52,6 +84,7 @@ export function fingerprint(shape: RequestShape): Buffer {
     shape.query,
     shape.operationName ?? null,
     sortKeys(shape.variables ?? {}),
+    shape.access,
   ]);
   return createHash('sha256').update(canonical).digest();
 }
@@ -88,9 +121,11 @@ export function answerContext(caller: string, key: string): string {
   return `idempotency-answer ${caller} ${key}`;
 }
 
-/** The key of a request: the caller's, the client's value and the request's fingerprint. */
+/** The key of a request: the caller's, the client's value, the request's fingerprint, and this
+ *  claim's own id (a new one for every request that takes the key). */
 export interface KeyClaim {
   caller: string;
   key: string;
   fingerprint: Buffer;
+  claimId: string;
 }

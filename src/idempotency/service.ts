@@ -3,11 +3,12 @@
 // the answer, sealed, or frees the key when nothing was changed and a retry should run again.
 // The transport (http/graphql-route.ts) runs the request inside `runKeyed` (context.ts), so that
 // the change's own transaction marks the key committed.
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
 import { AppError } from '../errors.js';
 import type { KeyedRequest } from './context.js';
-import { answerContext, IN_USE_RETRY_AFTER_SECONDS, KEPT_HOURS, LEASE_SECONDS, type KeyClaim } from './model.js';
+import { answerContext, IN_USE_RETRY_AFTER_SECONDS, KEPT_HOURS, LEASE_SECONDS, MAX_STORED_ANSWER, type KeyClaim } from './model.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotencyStores {
@@ -30,21 +31,22 @@ export class IdempotencyService {
     private readonly clock: Clock,
   ) {}
 
-  async begin(claim: KeyClaim): Promise<Begun> {
+  async begin(request: Omit<KeyClaim, 'claimId'>): Promise<Begun> {
     const now = this.clock.now();
+    const claim: KeyClaim = { ...request, claimId: randomUUID() };
     const found = await this.stores.idempotency.claim(claim, {
       now,
       lockedUntil: new Date(now.getTime() + LEASE_SECONDS * 1000),
       expiresAt: new Date(now.getTime() + KEPT_HOURS * 3_600_000),
     });
-    if (!found) return { kind: 'run', request: { caller: claim.caller, key: claim.key, committed: false } };
+    if (!found) return { kind: 'run', request: { caller: claim.caller, key: claim.key, claimId: claim.claimId, committed: false } };
     if (!found.fingerprint.equals(claim.fingerprint)) {
       return {
         kind: 'refused',
         status: 422,
         error: new AppError(
           'BAD_USER_INPUT',
-          `This Idempotency-Key was sent with a different request in the last ${KEPT_HOURS} hours (another document, variables, interface or X-Tenant-Context); use a new key for a new request`,
+          `This Idempotency-Key was sent with a different request in the last ${KEPT_HOURS} hours (another document, variables, interface or X-Tenant-Context, or your roles or the tenant's support access have changed since); use a new key for a new request`,
           { idempotencyKey: 'reused' },
         ),
       };
@@ -85,17 +87,25 @@ export class IdempotencyService {
    * the key freed so that a retry runs. A key whose change committed is never freed.
    */
   async finish(request: KeyedRequest, answer: unknown, retryable: boolean): Promise<void> {
-    if (!request.committed && retryable) {
-      await this.stores.idempotency.release(request.caller, request.key);
+    const text = JSON.stringify(answer);
+    // an answer too large to keep is not kept: a retry then hears that it was lost (or runs
+    // again, if nothing was committed)
+    if (!request.committed && (retryable || text.length > MAX_STORED_ANSWER)) {
+      await this.stores.idempotency.release(request);
       return;
     }
-    const sealed = this.box.seal(JSON.stringify(answer), answerContext(request.caller, request.key));
-    await this.stores.idempotency.complete(request.caller, request.key, sealed);
+    if (text.length > MAX_STORED_ANSWER) return;
+    await this.stores.idempotency.complete(request, this.box.seal(text, answerContext(request.caller, request.key)));
   }
 
   /** A request that ended without an answer to store (it threw): its key freed unless it committed. */
   async abandon(request: KeyedRequest): Promise<void> {
-    if (!request.committed) await this.stores.idempotency.release(request.caller, request.key);
+    if (!request.committed) await this.stores.idempotency.release(request);
+  }
+
+  /** The request's lease extended while it runs (every LEASE_SECONDS / 4, by the transport). */
+  async extend(request: KeyedRequest): Promise<void> {
+    await this.stores.idempotency.extend(request, new Date(this.clock.now().getTime() + LEASE_SECONDS * 1000));
   }
 
   private open(claim: KeyClaim, sealed: string): unknown {

@@ -1,20 +1,26 @@
-// IdempotencyStore on Kysely (both engines): the keys of safe retries (idempotency/).
+// IdempotencyStore on Kysely (both engines): the keys of safe retries (idempotency/). Every change
+// of a row after its claim names the claim (claim_id), so a request that lost its key to another
+// claim changes nothing of the other's.
 import { sql, type Kysely } from 'kysely';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { Database } from './schema.js';
 
 export function idempotencyStore(db: Kysely<Database>): IdempotencyStore {
+  const mine = (claim: { caller: string; key: string; claimId: string }) =>
+    db.updateTable('idempotency_keys').where('caller', '=', claim.caller).where('key', '=', claim.key).where('claim_id', '=', claim.claimId);
   return {
     async claim(claim, { now, lockedUntil, expiresAt }) {
-      // a key's row is free to take when it is past its time, or running past its lease (its
-      // process died before any change committed); otherwise the conflict leaves it as it is
       for (let attempt = 0; ; attempt++) {
+        // a key's row is taken over when it is past its time, or running past its lease for the
+        // same request (its process died before any change committed); otherwise the conflict
+        // leaves it as it is
         const taken = await db
           .insertInto('idempotency_keys')
           .values({
             caller: claim.caller,
             key: claim.key,
             fingerprint: claim.fingerprint,
+            claim_id: claim.claimId,
             state: 'running',
             answer_sealed: null,
             created_at: now,
@@ -26,6 +32,7 @@ export function idempotencyStore(db: Kysely<Database>): IdempotencyStore {
               .columns(['caller', 'key'])
               .doUpdateSet({
                 fingerprint: (eb) => eb.ref('excluded.fingerprint'),
+                claim_id: (eb) => eb.ref('excluded.claim_id'),
                 state: 'running',
                 answer_sealed: null,
                 created_at: (eb) => eb.ref('excluded.created_at'),
@@ -35,7 +42,11 @@ export function idempotencyStore(db: Kysely<Database>): IdempotencyStore {
               .where((eb) =>
                 eb.or([
                   eb('idempotency_keys.expires_at', '<=', now),
-                  eb.and([eb('idempotency_keys.state', '=', 'running'), eb('idempotency_keys.locked_until', '<=', now)]),
+                  eb.and([
+                    eb('idempotency_keys.state', '=', 'running'),
+                    eb('idempotency_keys.locked_until', '<=', now),
+                    eb('idempotency_keys.fingerprint', '=', eb.ref('excluded.fingerprint')),
+                  ]),
                 ]),
               ),
           )
@@ -62,27 +73,31 @@ export function idempotencyStore(db: Kysely<Database>): IdempotencyStore {
       }
     },
 
-    async markCommitted(caller, key) {
+    async extend(claim, lockedUntil) {
+      const r = await mine(claim).set({ locked_until: lockedUntil }).where('state', '=', 'running').executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    async markCommitted(claim, graceUntil) {
+      const r = await mine(claim)
+        .set({ state: 'committed', locked_until: sql`greatest(locked_until, ${graceUntil})` })
+        .where('state', 'in', ['running', 'committed'])
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    async complete(claim, answerSealed) {
+      await mine(claim).set({ state: 'done', answer_sealed: answerSealed }).execute();
+    },
+
+    async release(claim) {
       await db
-        .updateTable('idempotency_keys')
-        .set({ state: 'committed' })
-        .where('caller', '=', caller)
-        .where('key', '=', key)
+        .deleteFrom('idempotency_keys')
+        .where('caller', '=', claim.caller)
+        .where('key', '=', claim.key)
+        .where('claim_id', '=', claim.claimId)
         .where('state', '=', 'running')
         .execute();
-    },
-
-    async complete(caller, key, answerSealed) {
-      await db
-        .updateTable('idempotency_keys')
-        .set({ state: 'done', answer_sealed: answerSealed })
-        .where('caller', '=', caller)
-        .where('key', '=', key)
-        .execute();
-    },
-
-    async release(caller, key) {
-      await db.deleteFrom('idempotency_keys').where('caller', '=', caller).where('key', '=', key).where('state', '=', 'running').execute();
     },
 
     async deleteExpiredKeys(now) {

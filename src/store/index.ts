@@ -24,6 +24,8 @@ import type { RevokedTokenStore } from '../oauth/revocation-store.js';
 import type { MailOutboxStore } from '../mail/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import { keyedRequest } from '../idempotency/context.js';
+import { COMMITTED_GRACE_SECONDS } from '../idempotency/model.js';
+import { AppError } from '../errors.js';
 import { idempotencyStore } from './idempotency.js';
 import { mailOutboxStore } from './mail-outbox.js';
 import { attemptStore } from './attempts.js';
@@ -130,7 +132,14 @@ function storeOn(db: Kysely<Database>, clock: Clock, changes: ChangeSignal | und
         const result = await db.transaction().execute(async (trx) => {
           const tx = storeOn(trx, clock, changes, true);
           const value = await fn(tx);
-          if (keyed) await tx.idempotency.markCommitted(keyed.caller, keyed.key);
+          if (keyed && !(await tx.idempotency.markCommitted(keyed, new Date(clock.now().getTime() + COMMITTED_GRACE_SECONDS * 1000)))) {
+            // the key was taken over by a retry (this request outlived its lease): the retry is
+            // the one that runs, so this change is rolled back
+            throw new AppError(
+              'CONFLICT',
+              'This request outlived the hold on its Idempotency-Key and a retry took it over: its change was not made; the retry is the one that counts',
+            );
+          }
           return value;
         });
         if (keyed) keyed.committed = true;

@@ -445,6 +445,8 @@ export interface IdempotencyKeysTable {
   key: string;
   /** SHA-256 of the request's shape */
   fingerprint: Uint8Array;
+  /** the claim that holds the key (idempotency/model.ts KeyClaim.claimId) */
+  claim_id: string;
   state: 'running' | 'committed' | 'done';
   answer_sealed: string | null;
   created_at: Timestamp;

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
-import { callerKey, fingerprint, LEASE_SECONDS } from '../../src/idempotency/model.js';
+import { accessOf, callerKey, fingerprint, LEASE_SECONDS } from '../../src/idempotency/model.js';
 import { purgeExpired } from '../../src/maintenance/purge.js';
 import { startTestApp, type Response, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -103,17 +103,44 @@ for (const engine of engines()) {
         assert.equal(r.body.data, undefined);
       }
       assert.deepEqual(await rowCounts(t), before, 'nothing written');
-      // the order of the variables' members is not a difference
-      const reordered = await keyed(
-        key,
-        'mutation($name: String!, $roles: [ID!]) { createClient(name: $name, roles: $roles) { client { id } } }',
-        {},
-      );
-      assert.equal(reordered.status, 422, 'another document is another request');
+      const other = await keyed(key, 'mutation($name: String!, $roles: [ID!]) { createClient(name: $name, roles: $roles) { client { id } } }', {});
+      assert.equal(other.status, 422, 'another document is another request');
     });
 
-    it('variables in another order are the same request', () => {
-      const shape = { path: '/graphql', tenantContext: undefined, query: 'q', operationName: undefined };
+    it("variables in another order are the same request: replayed; the same request after the caller's roles changed is not", async () => {
+      const tenant = await createTenant(t, '1');
+      const key = randomUUID();
+      const first = await keyed(key, CREATE_CLIENT, { name: 'ordered', roles: [ROLE_IDS.Auditor] }, { tenant });
+      ok(first);
+      const reordered = await keyed(key, CREATE_CLIENT, { roles: [ROLE_IDS.Auditor], name: 'ordered' }, { tenant });
+      assert.equal(reordered.headers['idempotent-replayed'], 'true', reordered.text);
+      assert.deepEqual(reordered.body, first.body);
+      // a caller whose roles changed since would see what it may no longer see: refused, not replayed
+      const admin = await clientWithRoles(t, tenant, [ROLE_IDS.Administrator]);
+      const adminKey = randomUUID();
+      const made = await keyed(adminKey, CREATE_CLIENT, { name: 'by admin' }, { tenant, token: admin.token });
+      ok(made);
+      await t.db.kysely.deleteFrom('role_assignments').where('principal_id', '=', admin.id).execute();
+      await t.db.kysely
+        .insertInto('role_assignments')
+        .values({
+          id: randomUUID(),
+          tenant_id: tenant,
+          principal_kind: 'client',
+          principal_id: admin.id,
+          role_id: ROLE_IDS.Auditor,
+          expires_at: null,
+          created_at: t.clock.now(),
+        })
+        .execute();
+      const after = await keyed(adminKey, CREATE_CLIENT, { name: 'by admin' }, { tenant, token: admin.token });
+      assert.equal(after.status, 422, after.text);
+      assert.ok(!after.text.includes(made.body.data.createClient.client_secret));
+      assert.match(after.body.errors[0].message, /or your roles or the tenant's support access have changed since/);
+    });
+
+    it('the order of variables does not count in the fingerprint', () => {
+      const shape = { path: '/graphql', tenantContext: undefined, query: 'q', operationName: undefined, access: '1||' };
       assert.ok(
         fingerprint({ ...shape, variables: { a: 1, b: { c: 2, d: 3 } } }).equals(fingerprint({ ...shape, variables: { b: { d: 3, c: 2 }, a: 1 } })),
       );
@@ -124,13 +151,22 @@ for (const engine of engines()) {
       const key = randomUUID();
       const variables = { name: `held ${key.slice(0, 8)}` };
       const principal = await t.service.services.bearer.authenticate(await t.rootToken());
+      const home = (await t.service.store.tenants.findScope('1'))!;
+      const now = t.clock.now();
       // the request is under way (in this process or another): its key is held
       const held = {
         caller: callerKey(principal),
         key,
-        fingerprint: fingerprint({ path: '/graphql', tenantContext: undefined, query: CREATE_CLIENT, operationName: undefined, variables }),
+        fingerprint: fingerprint({
+          path: '/graphql',
+          tenantContext: undefined,
+          query: CREATE_CLIENT,
+          operationName: undefined,
+          variables,
+          access: accessOf(principal, home, now),
+        }),
+        claimId: randomUUID(),
       };
-      const now = t.clock.now();
       assert.equal(
         await t.service.store.idempotency.claim(held, {
           now,
@@ -218,6 +254,37 @@ for (const engine of engines()) {
       assert.equal(await count('clients', sql`tenant_id = ${tenant}`), 1);
     });
 
+    it('a document whose first field committed and whose second was rate-limited is replayed as it was, 200 without Retry-After', async () => {
+      const tenant = await createTenant(t, '1');
+      for (const name of ['x', 'y']) ok(await keyed(randomUUID(), CREATE_CLIENT, { name }, { tenant }));
+      const key = randomUUID();
+      const both = 'mutation { a: createClient(name: "third") { client { id } client_secret } b: createClient(name: "fourth") { client { id } } }';
+      const first = await keyed(key, both, {}, { tenant });
+      assert.equal(first.status, 200);
+      assert.ok(first.body.data.a.client_secret, first.text);
+      assert.equal(first.body.errors[0].extensions.code, 'RATE_LIMITED');
+      assert.ok(first.headers['retry-after']);
+      const again = await keyed(key, both, {}, { tenant });
+      assert.equal(again.status, 200);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.headers['retry-after'], undefined, 'a replay tells no wait: the same key would answer the same');
+      assert.deepEqual(again.body, first.body);
+      assert.equal(await count('clients', sql`tenant_id = ${tenant}`), 3);
+    });
+
+    it('a key quoted as the IETF draft writes it is the same key', async () => {
+      const key = randomUUID();
+      const first = ok(await keyed(key, CREATE_TENANT, { t: { name: `quoted ${key.slice(0, 8)}`, partnerTenantID: '1' } }, { path: TENANT_PATH }));
+      const quoted = await keyed(
+        `"${key}"`,
+        CREATE_TENANT,
+        { t: { name: `quoted ${key.slice(0, 8)}`, partnerTenantID: '1' } },
+        { path: TENANT_PATH },
+      );
+      assert.equal(quoted.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(quoted.body.data, first);
+    });
+
     it('a refusal of the request itself is its answer: replayed, not run again', async () => {
       const key = randomUUID();
       const bad = await keyed(key, CREATE_CLIENT, { name: '   ' });
@@ -260,7 +327,8 @@ for (const engine of engines()) {
     it('a malformed key is 400 and nothing runs; a query ignores the header', async () => {
       const before = await rowCounts(t);
       const keysBefore = await keyRows();
-      for (const bad of ['', 'has space', 'a,b', 'x'.repeat(256), 'caf\u00e9']) {
+      // 'a, b': a header sent twice, as HTTP joins it
+      for (const bad of ['', 'has space', 'a,b', 'a, b', '"a b"', '""', 'x'.repeat(256), 'caf\u00e9']) {
         const r = await keyed(bad, CREATE_CLIENT, { name: 'never' });
         assert.equal(r.status, 400, `${JSON.stringify(bad)}: ${r.text}`);
         assert.match(r.body.errors[0].message, /Idempotency-Key header must be 1 to 255 visible ASCII characters, without spaces or commas/);

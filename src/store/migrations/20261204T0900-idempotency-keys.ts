@@ -1,7 +1,8 @@
 // Safe retries (docs/graphql.md "Safe retries: Idempotency-Key"): one row per caller and key, for
 // 24 hours. The request's fingerprint (SHA-256), its state (running, committed in the change's
-// own transaction, done), the answer sealed under the encryption key once done (it may hold a
-// client secret), how long a running request holds the key, and when the key is forgotten.
+// own transaction, done), which claim of the key holds it (a request only ever changes the row of
+// its own claim), the answer sealed under the encryption key once done (it may hold a client
+// secret), how long a running request holds the key, and when the key is forgotten.
 // Frozen once shipped.
 import { sql, type Kysely, type Migration } from 'kysely';
 
@@ -12,6 +13,7 @@ export const idempotencyKeys: Migration = {
         caller text not null,
         key text not null,
         fingerprint bytea not null,
+        claim_id uuid not null,
         state text not null check (state in ('running', 'committed', 'done')),
         answer_sealed text,
         created_at timestamptz not null,
