@@ -106,5 +106,12 @@ export function waitSeconds(rule: AttemptRule, count: AttemptCount | undefined, 
   return Math.max(0, Math.ceil((until - now.getTime()) / 1000));
 }
 
-/** The longest a count under any rule can matter: counts older than this may be deleted. */
-export const LONGEST_RESET_SECONDS = Math.max(...Object.values(ATTEMPT_RULES).map((r) => r.resetSeconds));
+/** The kinds whose counts matter longer than an hour or so: purged by their own cut (purge.ts). */
+export const LONG_KINDS: readonly AttemptKind[] = ['secondFactorMonth'];
+
+/** The longest a count of any other kind can matter: counts older than this may be deleted. */
+export const LONGEST_RESET_SECONDS = Math.max(
+  ...Object.entries(ATTEMPT_RULES)
+    .filter(([kind]) => !LONG_KINDS.includes(kind as AttemptKind))
+    .map(([, r]) => r.resetSeconds),
+);

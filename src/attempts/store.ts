@@ -22,6 +22,9 @@ export interface AttemptStore {
    *  the count, and its time as it was before. */
   releaseAttempts(keys: readonly string[]): Promise<void>;
   clearAttempts(keys: readonly string[]): Promise<void>;
-  /** Deletes counts whose last attempt is before `before` (they no longer count); how many. */
-  deleteStaleAttempts(before: Date): Promise<number>;
+  /**
+   * Deletes counts whose last attempt is before `before` (they no longer count); how many. The
+   * counts of the `longer` kinds (their keys' `kind:` prefix) are deleted by their own cut instead.
+   */
+  deleteStaleAttempts(before: Date, longer?: readonly { kind: string; before: Date }[]): Promise<number>;
 }

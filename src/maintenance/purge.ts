@@ -1,7 +1,7 @@
 // The rows that only ever pile up, deleted once they can no longer matter: sessions past their
 // absolute or idle end, device authorizations a day after they expired (until then a late poll
 // still hears `expired_token` rather than `invalid_grant`), attempt counts past their quiet hour
-// or window (sign-in, device login) or their window (token endpoint), recognised browsers past
+// or window (sign-in, device login; the 30-day count of second-factor codes after its 30 days) or their window (token endpoint), recognised browsers past
 // their time, SAML requests and used-assertion ids past their time, revocations of tokens that
 // have expired, audit events past their retention, idempotency keys past their 24 hours. And the tenants' subtree sizes, appended a row per change, are folded into one row per
 // tenant. Run every few minutes by compose.ts; each step is one statement that several processes
@@ -11,7 +11,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { DeviceStore } from '../device/store.js';
 import { HEARTBEAT_KEPT_DAYS, type HeartbeatStore } from './heartbeat.js';
 import type { SessionStore } from '../sessions/store.js';
-import { LONGEST_RESET_SECONDS } from '../attempts/model.js';
+import { ATTEMPT_RULES, LONG_KINDS, LONGEST_RESET_SECONDS } from '../attempts/model.js';
 import type { AttemptStore } from '../attempts/store.js';
 import type { SignInStore } from '../signin/store.js';
 import type { SsoStore } from '../sso/store.js';
@@ -68,8 +68,10 @@ export async function purgeExpired(
     sessions: await store.sessions.deleteExpiredSessions(now, new Date(now.getTime() - settings.sessionIdleSeconds * 1000)),
     deviceAuthorizations: await store.device.deleteExpiredDeviceAuthorizations(new Date(now.getTime() - DEVICE_KEPT_MS)),
     failureCounts:
-      (await store.attempts.deleteStaleAttempts(new Date(now.getTime() - LONGEST_RESET_SECONDS * 1000))) +
-      (await store.tokenThrottle.deleteStaleTokenThrottle(new Date(now.getTime() - WINDOW_MS))),
+      (await store.attempts.deleteStaleAttempts(
+        new Date(now.getTime() - LONGEST_RESET_SECONDS * 1000),
+        LONG_KINDS.map((kind) => ({ kind, before: new Date(now.getTime() - ATTEMPT_RULES[kind].resetSeconds * 1000) })),
+      )) + (await store.tokenThrottle.deleteStaleTokenThrottle(new Date(now.getTime() - WINDOW_MS))),
     samlRecords: await store.sso.purgeExpired(now),
     recognisedBrowsers: await store.signIn.deleteExpiredBrowsers(now),
     subtreeSizeRows: await store.tenants.foldSubtreeSizes(),

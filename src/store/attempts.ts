@@ -93,10 +93,26 @@ export function attemptStore(db: Kysely<Database>): AttemptStore {
       await locked(keys).deleteFrom('sign_in_failures').using('locked').whereRef('sign_in_failures.key', '=', 'locked.key').execute();
     },
 
-    async deleteStaleAttempts(before) {
+    async deleteStaleAttempts(before, longer = []) {
+      // a key is `kind:value` (attempts/model.ts attemptKey): its kind is the text before the first colon
+      const kindOf = sql<string>`split_part(key, ':', 1)`;
+      const longKinds = longer.map((l) => l.kind);
       const r = await db
         .with('stale', (w) =>
-          w.selectFrom('sign_in_failures').select('key').where('last_failure_at', '<', before).orderBy(sql`key collate "C"`).forUpdate().skipLocked(),
+          w
+            .selectFrom('sign_in_failures')
+            .select('key')
+            .where((eb) =>
+              eb.or([
+                longKinds.length > 0
+                  ? eb.and([eb('last_failure_at', '<', before), eb(kindOf, 'not in', longKinds)])
+                  : eb('last_failure_at', '<', before),
+                ...longer.map((l) => eb.and([eb(kindOf, '=', l.kind), eb('last_failure_at', '<', l.before)])),
+              ]),
+            )
+            .orderBy(sql`key collate "C"`)
+            .forUpdate()
+            .skipLocked(),
         )
         .deleteFrom('sign_in_failures')
         .using('stale')

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { ATTEMPT_RULES, attemptKey } from '../../src/attempts/model.js';
 import { purgeExpired } from '../../src/maintenance/purge.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
@@ -62,6 +63,17 @@ for (const engine of engines()) {
       // count and the second address's are not
       assert.equal(purged.failureCounts, 2);
       assert.equal(await count('sign_in_failures'), before - 2);
+    });
+
+    it("keeps the 30-day count of second-factor codes for its 30 days, past the others' hour", async () => {
+      const month = { key: attemptKey('secondFactorMonth', 'purged@example.com'), rule: ATTEMPT_RULES.secondFactorMonth };
+      await t.service.store.attempts.reserveAttempts([month], t.clock.now());
+      t.clock.advance(2 * 3_600_000);
+      await purge();
+      assert.equal((await t.service.store.attempts.findAttempts([month.key])).size, 1, 'kept past the hour');
+      t.clock.advance(30 * 86_400_000);
+      assert.ok((await purge()).failureCounts >= 1);
+      assert.equal((await t.service.store.attempts.findAttempts([month.key])).size, 0, 'gone after its 30 days');
     });
 
     it('deletes SAML requests and used-assertion ids once they can no longer be answered or replayed', async () => {

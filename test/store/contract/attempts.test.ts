@@ -231,5 +231,20 @@ for (const engine of engines()) {
       assert.ok(await findOne(edge), 'a last attempt at the cut is not before it');
       assert.ok(await findOne(fresh));
     });
+
+    it('deleteStaleAttempts deletes the counts of a longer kind by its own cut', async () => {
+      const day = 60 * 24 * HOUR;
+      await c.store.attempts.deleteStaleAttempts(at(day));
+      const long = `longKind:${randomUUID()}`;
+      const short = `shortKind:${randomUUID()}`;
+      await reserveOne(long, doubling, at(day));
+      await reserveOne(short, doubling, at(day));
+      const longer = (cut: number) => [{ kind: 'longKind', before: at(cut) }];
+      assert.equal(await c.store.attempts.deleteStaleAttempts(at(day + HOUR), longer(day)), 1, 'the short count only');
+      assert.equal(await findOne(short), undefined);
+      assert.ok(await findOne(long), 'the long kind is kept past the common cut');
+      assert.equal(await c.store.attempts.deleteStaleAttempts(at(day + HOUR), longer(day + MINUTE)), 1);
+      assert.equal(await findOne(long), undefined);
+    });
   });
 }
