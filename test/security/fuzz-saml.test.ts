@@ -13,12 +13,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { RunningClock } from '../helpers/browser.js';
+import type { TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { countRowWrites, rowWrites } from '../helpers/row-writes.js';
-import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
-import { type Connection, connectIdp, formOf, PageClient, postBack, toIdp, whoIsSignedIn } from '../sso/saml-flow.js';
+import type { TestIdp } from '../helpers/saml-idp.js';
+import { type Connection, connectIdp, formOf, PageClient, postBack, toIdp, whoIsSignedIn, samlWorld } from '../sso/saml-flow.js';
 
 const DOMAIN = 'fuzz.test';
 const USER = `someone@${DOMAIN}`;
@@ -146,13 +145,10 @@ for (const engine of engines()) {
     let idp: TestIdp;
     let connection: Connection;
 
+    let world: Awaited<ReturnType<typeof samlWorld>>;
     before(async () => {
-      // node-saml and the IdP read the real clock: the service's runs with it
-      [t, idp] = await Promise.all([
-        startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
-        startTestIdp(),
-      ]);
-      connection = await connectIdp(t, idp, DOMAIN, 'Enabled');
+      world = await samlWorld(engine, DOMAIN);
+      ({ t, idp, connection } = world);
       idp.setUser(USER);
       await countRowWrites(t.db.kysely);
       // the first sign-in makes the account: afterwards a sign-in writes no user
@@ -162,9 +158,7 @@ for (const engine of engines()) {
       const ok = await postBack(t, client, connection, await idp.respond(await toIdp(t, client, USER)));
       assert.equal(ok.signedIn, USER, ok.acs.text.slice(0, 300));
     });
-    after(async () => {
-      await Promise.all([t.close(), idp.close()]);
-    });
+    after(() => world.close());
 
     /** a browser of its own address: the ACS and sign-in throttles count per address */
     const browser = () => PageClient.atOwnAddress(t);

@@ -13,10 +13,9 @@ import { AcsThrottle, MAX_IN_FLIGHT, PER_MINUTE } from '../../src/sso/acs-thrott
 import { MAX_SAML_RESPONSE_BASE64 } from '../../src/sso/assertion-checks.js';
 import type { Response, TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
-import { RunningClock } from '../helpers/browser.js';
 import { transportEngines } from '../helpers/engines.js';
-import { startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
-import { type Connection, connectIdp, formOf, PageClient, postBack, refusalReasons, toIdp } from './saml-flow.js';
+import type { TestIdp } from '../helpers/saml-idp.js';
+import { type Connection, connectIdp, formOf, PageClient, postBack, refusalReasons, toIdp, samlWorld } from './saml-flow.js';
 
 const DOMAIN = 'corp.test';
 const PERSON = `alex.example-longname@${DOMAIN}`;
@@ -49,16 +48,12 @@ for (const engine of transportEngines()) {
     let idp: TestIdp;
     let connection: Connection;
 
+    let world: Awaited<ReturnType<typeof samlWorld>>;
     before(async () => {
-      [t, idp] = await Promise.all([
-        startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
-        startTestIdp(),
-      ]);
-      connection = await connectIdp(t, idp, DOMAIN, 'Enabled');
+      world = await samlWorld(engine, DOMAIN);
+      ({ t, idp, connection } = world);
     });
-    after(async () => {
-      await Promise.all([t.close(), idp.close()]);
-    });
+    after(() => world.close());
 
     const acsPath = () => new URL(connection.acsUrl).pathname;
 

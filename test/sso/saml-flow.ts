@@ -3,9 +3,11 @@
 // configured by the IdP's metadata, /login with an address, the AuthnRequest URL the browser is
 // sent to, and the IdP's answer posted back as the browser would.
 import assert from 'node:assert/strict';
-import type { TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { RunningClock } from '../helpers/browser.js';
 import { PageClient } from '../helpers/pages.js';
-import type { SamlPost, TestIdp } from '../helpers/saml-idp.js';
+import { type SamlPost, startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
+import type { Engine } from '../../src/store/db.js';
 import { markDomainProven } from '../helpers/sso-domains.js';
 import { createTenant } from '../helpers/tenants.js';
 
@@ -49,6 +51,23 @@ export async function connectIdp(
     assert.equal(res.body.errors, undefined, res.text);
   }
   return { tenant, id, acsUrl: ssoConnectionParameters.postBackURL };
+}
+
+/**
+ * A service and the test IdP, with a tenant whose connection serving `domain` is Enabled. The
+ * service's clock runs with real time: node-saml and the IdP read the real clock. Close both with
+ * `close()`.
+ */
+export async function samlWorld(
+  engine: Engine,
+  domain: string,
+): Promise<{ t: TestApp; idp: TestIdp; connection: Connection; close(): Promise<void> }> {
+  const [t, idp] = await Promise.all([
+    startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
+    startTestIdp(),
+  ]);
+  const connection = await connectIdp(t, idp, domain, 'Enabled');
+  return { t, idp, connection, close: async () => void (await Promise.all([t.close(), idp.close()])) };
 }
 
 /** /login with an address typed, on to the IdP: the AuthnRequest URL the browser is sent to. */

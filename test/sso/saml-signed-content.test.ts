@@ -9,12 +9,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestApp } from '../helpers/app.js';
-import { startTestApp } from '../helpers/app.js';
-import { RunningClock } from '../helpers/browser.js';
 import { engines } from '../helpers/engines.js';
 import { signedInUser } from '../helpers/pages.js';
-import { type SamlPost, startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
-import { assertionOf, type Connection, connectIdp, formOf, isUsed, PageClient, postBack, refusalReasons, toIdp, whoIsSignedIn } from './saml-flow.js';
+import type { SamlPost, TestIdp } from '../helpers/saml-idp.js';
+import {
+  assertionOf,
+  type Connection,
+  connectIdp,
+  formOf,
+  isUsed,
+  PageClient,
+  postBack,
+  refusalReasons,
+  toIdp,
+  whoIsSignedIn,
+  samlWorld,
+} from './saml-flow.js';
 
 const DOMAIN = 'corp.test';
 const VICTIM = `victim@${DOMAIN}`;
@@ -26,17 +36,12 @@ for (const engine of engines()) {
     let idp: TestIdp;
     let connection: Connection;
 
+    let world: Awaited<ReturnType<typeof samlWorld>>;
     before(async () => {
-      // node-saml and the IdP read the real clock: the service's runs with it
-      [t, idp] = await Promise.all([
-        startTestApp({ engine, clock: new RunningClock(), env: { GATEHOUSE_SSO_ALLOW_PRIVATE_URLS: 'true' } }),
-        startTestIdp(),
-      ]);
-      connection = await connectIdp(t, idp, DOMAIN, 'Enabled');
+      world = await samlWorld(engine, DOMAIN);
+      ({ t, idp, connection } = world);
     });
-    after(async () => {
-      await Promise.all([t.close(), idp.close()]);
-    });
+    after(() => world.close());
 
     /** The last reason the service logged for a refusal. */
     const lastReason = () => refusalReasons(t).at(-1) ?? 'none';

@@ -100,11 +100,20 @@ for (const engine of engines()) {
 
     /** The statements one request runs (after a warm-up of the same request). */
     const measure = async (token: string, q: Record<string, unknown>) => {
-      await tq(t, token, NESTED, { q }); // warm-up: caches of keys, principals, parsed documents
-      counter.statements = [];
-      const res = await tq(t, token, NESTED, { q });
-      const statements = counter.statements;
-      counter.statements = [];
+      let res: Awaited<ReturnType<typeof tq>>;
+      let statements: string[];
+      for (let attempt = 1; ; attempt++) {
+        await tq(t, token, NESTED, { q }); // warm-up: caches of keys, principals, parsed documents
+        const heard = t.db.changes?.generation;
+        counter.statements = [];
+        res = await tq(t, token, NESTED, { q });
+        statements = counter.statements;
+        counter.statements = [];
+        // a change heard meanwhile voids the authentication caches (on PostgreSQL, an earlier
+        // test's write comes back as a NOTIFY whenever the listening connection hears it): the
+        // request then read them again, so it is measured again
+        if (t.db.changes?.generation === heard || attempt === 3) break;
+      }
       assert.equal(res.body.errors, undefined, res.text);
       return { page: res.body.data.tenants, statements };
     };
