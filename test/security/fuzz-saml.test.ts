@@ -17,7 +17,7 @@ import type { TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { countRowWrites, rowWrites } from '../helpers/row-writes.js';
 import type { TestIdp } from '../helpers/saml-idp.js';
-import { type Connection, connectIdp, formOf, PageClient, postBack, toIdp, whoIsSignedIn, samlWorld } from '../sso/saml-flow.js';
+import { type Connection, formOf, PageClient, postBack, toIdp, whoIsSignedIn, samlWorld } from '../sso/saml-flow.js';
 
 const DOMAIN = 'fuzz.test';
 const USER = `someone@${DOMAIN}`;

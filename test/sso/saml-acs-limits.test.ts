@@ -15,7 +15,7 @@ import type { Response, TestApp } from '../helpers/app.js';
 import { startTestApp } from '../helpers/app.js';
 import { transportEngines } from '../helpers/engines.js';
 import type { TestIdp } from '../helpers/saml-idp.js';
-import { type Connection, connectIdp, formOf, PageClient, postBack, refusalReasons, toIdp, samlWorld } from './saml-flow.js';
+import { type Connection, formOf, PageClient, postBack, refusalReasons, toIdp, samlWorld } from './saml-flow.js';
 
 const DOMAIN = 'corp.test';
 const PERSON = `alex.example-longname@${DOMAIN}`;

@@ -12,19 +12,7 @@ import type { TestApp } from '../helpers/app.js';
 import { engines } from '../helpers/engines.js';
 import { signedInUser } from '../helpers/pages.js';
 import type { SamlPost, TestIdp } from '../helpers/saml-idp.js';
-import {
-  assertionOf,
-  type Connection,
-  connectIdp,
-  formOf,
-  isUsed,
-  PageClient,
-  postBack,
-  refusalReasons,
-  toIdp,
-  whoIsSignedIn,
-  samlWorld,
-} from './saml-flow.js';
+import { assertionOf, type Connection, formOf, isUsed, PageClient, postBack, refusalReasons, toIdp, whoIsSignedIn, samlWorld } from './saml-flow.js';
 
 const DOMAIN = 'corp.test';
 const VICTIM = `victim@${DOMAIN}`;
