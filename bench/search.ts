@@ -67,6 +67,9 @@ const config = loadConfig({
   GATEHOUSE_ENCRYPTION_KEY: '11'.repeat(32),
   GATEHOUSE_DATA_DIR: '.cache/bench-keys',
   GATEHOUSE_CLIENT_CREATE_LIMIT: '1000',
+  // the query path itself is measured: the cost budgets (per process) would refuse a load generator's pace
+  GATEHOUSE_GRAPHQL_COST_PER_MINUTE: '0',
+  GATEHOUSE_GRAPHQL_TENANT_COST_PER_MINUTE: '0',
   LOG_LEVEL: 'silent',
 });
 const service = await createService({ config, db, logger: createLogger('silent'), migrate: false, expiryIntervalMs: null, purgeIntervalMs: null });

@@ -23,6 +23,9 @@ export function spawnGatehouse(
       GATEHOUSE_DATA_DIR: storage.dataDir,
       GATEHOUSE_BOOTSTRAP_CLIENT_ID: CLIENT_ID,
       GATEHOUSE_BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
+      // the query path itself is measured: the cost budgets (per process) would refuse a load generator's pace
+      GATEHOUSE_GRAPHQL_COST_PER_MINUTE: '0',
+      GATEHOUSE_GRAPHQL_TENANT_COST_PER_MINUTE: '0',
       ...('databaseUrl' in storage ? { DATABASE_URL: storage.databaseUrl, GATEHOUSE_ENCRYPTION_KEY: '22'.repeat(32) } : {}),
       ...('workers' in storage ? { GATEHOUSE_WORKERS: String(storage.workers) } : {}),
     },

@@ -336,6 +336,20 @@ export const SETTINGS = {
     description: 'introspection, and "did you mean" hints in errors, for authenticated callers',
     note: '`false` turns both off',
   }),
+  graphqlCostPerMinute: setting({
+    variable: 'GATEHOUSE_GRAPHQL_COST_PER_MINUTE',
+    kind: integer(0, 1_000_000_000),
+    default: 300_000,
+    description: 'GraphQL: the cost one API client or user may spend per minute (a cost is the objects a query can return, estimated before it runs)',
+    note: 'over it: 429 `RATE_LIMITED` with Retry-After; `0`: no budget per caller; per process ([docs/graphql.md](docs/graphql.md#cost-and-budgets))',
+  }),
+  graphqlTenantCostPerMinute: setting({
+    variable: 'GATEHOUSE_GRAPHQL_TENANT_COST_PER_MINUTE',
+    kind: integer(0, 1_000_000_000),
+    default: 1_000_000,
+    description: 'GraphQL: the cost the clients and users of one home tenant may spend per minute together',
+    note: '`0`: no budget per tenant; per process ([docs/graphql.md](docs/graphql.md#cost-and-budgets))',
+  }),
   devicePollIntervalSeconds: setting({
     variable: 'GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS',
     kind: integer(1, 60),

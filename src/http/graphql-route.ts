@@ -8,7 +8,9 @@
 import { type DocumentNode, getOperationAST, GraphQLError, Kind, type ExecutionResult } from 'graphql';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalChannel } from '../audit/service.js';
-import { badInput, ForbiddenError } from '../errors.js';
+import { badInput, ForbiddenError, rateLimited } from '../errors.js';
+import type { CostBudget } from '../graphql/budget.js';
+import { estimateCost, MAX_COST } from '../graphql/cost.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
 import type { GraphQLExecutor } from '../graphql/executor.js';
@@ -25,6 +27,8 @@ import { tenantContext } from './plugins/tenant-context.js';
 interface Options {
   executor: GraphQLExecutor;
   services: Services;
+  /** the cost budgets, shared by both interfaces */
+  budget: CostBudget;
   /** which interface, as the audit trail names it */
   name: Exclude<RefusalChannel, 'console'>;
 }
@@ -97,10 +101,16 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   }
 
   const caller = request.caller!;
+  // what the document can cost, estimated before it runs: refused over the limit, else drawn
+  // from the caller's and its tenant's budgets (docs/graphql.md "Cost and budgets")
+  const cost = operation ? estimateCost(opts.executor.schema, prepared.document, operation, params.variables) : undefined;
+  if (cost !== undefined && cost > MAX_COST) return send(reply, { errors: format([new GraphQLError(TOO_COSTLY)]) });
+  if (cost !== undefined) chargeBudget(reply, caller, cost, opts.budget);
   // a mutation sent with an Idempotency-Key runs once per key (docs/graphql.md "Safe retries")
   const keyed = operation?.operation === 'mutation' ? await claimKey(request, reply, params, opts) : undefined;
   if (keyed?.kind === 'replay') {
     reply.header('idempotent-replayed', 'true');
+    await auditStaffAccess(request, operation, opts);
     return answer(reply, keyed.answer as Answer, { replay: true });
   }
   let loaders: GraphQLContext['loaders'] | undefined;
@@ -142,10 +152,7 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   }
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
-  // vendor staff acting through Support access: every request is in the tenant's trail
-  await opts.services.audit
-    .staffAccess(caller, rootFields(operation), opts.name)
-    .catch((err: unknown) => request.log.error({ err }, 'the audit event of a support access was not written'));
+  await auditStaffAccess(request, operation, opts);
   const body: Answer = { data: result.data, errors };
   if (keyed) {
     // refused for now (rate-limited, the database unreachable, a fault) and nothing committed:
@@ -158,6 +165,30 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
       .catch((err: unknown) => request.log.error({ err }, 'the answer of a request with an Idempotency-Key was not stored'));
   }
   return answer(reply, body);
+}
+
+const TOO_COSTLY = `This document could return more than ${MAX_COST} objects (estimated from its page sizes and nested lists before it runs): ask for smaller pages (maxResults, perPage, first) or fewer nested lists`;
+
+/** Draws the request's cost from its caller's and its home tenant's budgets, or refuses it (429, thrown). */
+function chargeBudget(reply: FastifyReply, caller: NonNullable<FastifyRequest['caller']>, cost: number, budget: CostBudget) {
+  const charged = budget.charge(callerKey(caller.principal), caller.principal.tenantId, cost);
+  if (charged.ok) return;
+  const whose =
+    charged.which === 'caller'
+      ? `This ${caller.principal.kind === 'client' ? 'API client' : 'user'} has spent its GraphQL budget`
+      : `The API clients and users of tenant ${caller.principal.tenantId} have spent their GraphQL budget together`;
+  reply.code(429);
+  throw rateLimited(
+    `${whose} (${charged.perMinute} a minute; this request's cost is ${cost}): try again in ${charged.retryAfterSeconds} s, or ask for less at a time`,
+    charged.retryAfterSeconds,
+  );
+}
+
+/** Vendor staff acting through Support access: every request, a replayed one included, is in the tenant's trail. */
+async function auditStaffAccess(request: FastifyRequest, operation: ReturnType<typeof getOperationAST>, opts: Options) {
+  await opts.services.audit
+    .staffAccess(request.caller!, rootFields(operation), opts.name)
+    .catch((err: unknown) => request.log.error({ err }, 'the audit event of a support access was not written'));
 }
 
 /** The root fields an operation selects, by name (a fragment's as `...Name`). */

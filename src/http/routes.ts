@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { credentialSchema } from '../graphql/credential/schema.js';
+import { CostBudget } from '../graphql/budget.js';
 import { GraphQLExecutor } from '../graphql/executor.js';
 import { tenantSchema } from '../graphql/tenant/schema.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -171,11 +172,16 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
 
   // GraphQL over HTTP (graphql-route.ts: Bearer, GraphQL-shaped errors): POST, GET for queries,
   // 405 for HEAD, PUT, PATCH, DELETE and OPTIONS.
+  // one cost budget for both interfaces: a caller flooding one is held back on the other too
+  const budget = new CostBudget({ callerPerMinute: config.graphqlCostPerMinute, tenantPerMinute: config.graphqlTenantCostPerMinute }, () =>
+    services.clock.now().getTime(),
+  );
   // /graphql: the credential interface (X-Tenant-Context)
   await app.register(async (scope) => {
     const graphql = graphqlScope(scope, {
       executor: new GraphQLExecutor(credentialSchema(), { introspection: config.graphqlIntrospection }),
       services,
+      budget,
       name: 'credential-graphql',
     });
     scope.post('/graphql', graphql.post);
@@ -187,6 +193,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     const graphql = graphqlScope(scope, {
       executor: new GraphQLExecutor(tenantSchema(), { introspection: config.graphqlIntrospection }),
       services,
+      budget,
       name: 'tenant-graphql',
     });
     for (const path of ['/public/query', '/query', '/public-test/query']) {

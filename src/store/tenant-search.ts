@@ -209,13 +209,20 @@ async function homePath(db: Kysely<Database>, v: Visibility): Promise<string | n
 }
 
 /** Direct children of the given tenants that the visibility allows. */
-export async function visibleChildren(db: Kysely<Database>, parentIds: string[], visibility: Visibility, now: Date): Promise<Tenant[]> {
-  if (parentIds.length === 0) return [];
+export async function visibleChildren(
+  db: Kysely<Database>,
+  parentIds: string[],
+  visibility: Visibility,
+  now: Date,
+  limit: number,
+): Promise<Tenant[]> {
+  if (parentIds.length === 0 || limit <= 0) return [];
   const rows = await db
     .selectFrom('tenants')
     .select(columns)
     .where((eb) => eb.and([eb('tenants.parent_id', 'in', parentIds), visibleTo(eb, visibility, now)]))
     .orderBy('tenants.id')
+    .limit(limit)
     .execute();
   return rows.map(toTenant);
 }

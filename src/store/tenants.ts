@@ -153,7 +153,7 @@ export function tenantStore(db: Kysely<Database>): TenantStore {
         .execute();
     },
 
-    childTenants: (parentIds, visibility, now) => visibleChildren(db, parentIds, visibility, now),
+    childTenants: (parentIds, visibility, now, limit) => visibleChildren(db, parentIds, visibility, now, limit),
 
     search: (s, visibility, window, now) => searchTenants(db, s, visibility, window, now),
 

@@ -1,8 +1,12 @@
 // Per-request batch loaders for a tenant's nested lists: one query per list per request level,
 // whatever the number of tenants in the page (no N+1). Children are filtered by the caller's
-// visibility like every other tenant list.
+// visibility like every other tenant list, and one request lists at most MAX_CHILD_TENANTS of
+// them however deeply `child_tenants` nests: each level reads at most what is left of that, and a
+// level that would pass it is refused (its fields are null with the error), so no document can
+// make one request read a partner's whole subtree.
 import DataLoader from 'dataloader';
 import type { Clock } from '../clock.js';
+import { badInput } from '../errors.js';
 import type { TenantLabel } from '../labels/model.js';
 import type { AssignedSubscription } from '../subscriptions/store.js';
 import type { Environment, Tenant, Visibility } from './model.js';
@@ -24,6 +28,11 @@ export interface TenantLoaders {
   children: DataLoader<string, Tenant[]>;
 }
 
+/** Child tenants one request may list, over every `child_tenants` field of the answer. */
+export const MAX_CHILD_TENANTS = 1000;
+
+export const TOO_MANY_CHILDREN = `This answer would list more than ${MAX_CHILD_TENANTS} child tenants: list a partner's children a page at a time with tenants(tenantsQuery: {partnership: {parent: "<partner id>"}})`;
+
 function grouped<T>(ids: readonly string[], rows: T[], key: (row: T) => string): T[][] {
   const by = new Map<string, T[]>(ids.map((id) => [id, []]));
   for (const row of rows) by.get(key(row))?.push(row);
@@ -31,12 +40,17 @@ function grouped<T>(ids: readonly string[], rows: T[], key: (row: T) => string):
 }
 
 export function createTenantLoaders(store: TenantLoaderStores, clock: Clock, visibility: () => Promise<Visibility>): TenantLoaders {
+  let childrenLeft = MAX_CHILD_TENANTS;
   return {
     environments: new DataLoader(async (ids) => grouped(ids, await store.tenants.environments([...ids]), (e) => e.tenantId)),
     labels: new DataLoader(async (ids) => grouped(ids, await store.labels.labelsFor([...ids]), (l) => l.tenantId)),
     subscriptions: new DataLoader(async (ids) => grouped(ids, await store.subscriptions.subscriptionsFor([...ids]), (s) => s.tenantId)),
-    children: new DataLoader(async (ids) =>
-      grouped(ids, await store.tenants.childTenants([...ids], await visibility(), clock.now()), (t) => t.parentId!),
-    ),
+    children: new DataLoader(async (ids) => {
+      // one more than is left tells "more than allowed" from "exactly what was left"
+      const children = await store.tenants.childTenants([...ids], await visibility(), clock.now(), childrenLeft + 1);
+      if (children.length > childrenLeft) throw badInput(TOO_MANY_CHILDREN);
+      childrenLeft -= children.length;
+      return grouped(ids, children, (t) => t.parentId!);
+    }),
   };
 }

@@ -65,8 +65,8 @@ export interface TenantStore {
   environments(tenantIds: string[]): Promise<Environment[]>;
   /** Creates or updates the named environments of a tenant. */
   setEnvironments(tenantId: string, envs: ReadonlyMap<string, boolean>, at: Date): Promise<void>;
-  /** Direct children of the given tenants that the visibility allows. */
-  childTenants(parentIds: string[], visibility: Visibility, now: Date): Promise<Tenant[]>;
+  /** Direct children of the given tenants that the visibility allows, in id order, at most `limit`. */
+  childTenants(parentIds: string[], visibility: Visibility, now: Date, limit: number): Promise<Tenant[]>;
   search(search: TenantSearch, visibility: Visibility, window: SearchWindow, now: Date): Promise<Tenant[]>;
   count(search: TenantSearch, visibility: Visibility, now: Date): Promise<number>;
   /** Folds the appended subtree-size rows of each tenant into one (maintenance); rows removed. */

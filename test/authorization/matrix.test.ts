@@ -1309,6 +1309,27 @@ for (const engine of transportEngines()) {
           'the one request that acted in the tenant while it allowed support access',
         );
         assert.equal(visits[0]!.actor_id, w.actors['sup.off'].client!.id);
+
+        // a mutation sent with an Idempotency-Key, then its replay: each showed the staff member
+        // the tenant's answer, so each is in the trail
+        data(await tenantCall(w, c1, Q.enableSupport, { id: w.C1 }));
+        const seen = new Set((await visitsOf()).map((v) => v.id));
+        const variables = { name: unique('staff-keyed') };
+        const keyed = () => w.t.gql(sup, Q.createClient, variables, { tenant: w.C1, headers: { 'idempotency-key': variables.name } });
+        const first = await keyed();
+        const replay = await keyed();
+        assert.equal(replay.headers['idempotent-replayed'], 'true', replay.text);
+        assert.deepEqual(replay.body, first.body, 'the replay answers what the first request did');
+        const keyedVisits = (await visitsOf()).filter((v) => !seen.has(v.id));
+        assert.deepEqual(
+          keyedVisits.map((v) => (typeof v.details === 'string' ? JSON.parse(v.details) : v.details)),
+          [
+            { via: 'credential-graphql', operations: ['createClient'] },
+            { via: 'credential-graphql', operations: ['createClient'] },
+          ],
+          'the request and its replay',
+        );
+        data(await tenantCall(w, c1, Q.disableSupport, { id: w.C1 }));
       });
     });
 

@@ -698,7 +698,12 @@ export type Partnership = {
   is_partner: Scalars['Boolean']['output'];
   /** The partner subscriptions assigned to the tenant. */
   subscriptions: Maybe<Array<PartnerSubscription>>;
-  /** The tenant's direct children that the caller sees. */
+  /**
+   * The tenant's direct children that the caller sees, in id order. One answer lists at most 1,000
+   * child tenants, over every `child_tenants` field at every depth together; past that, the fields
+   * of the level that would pass it are null with `BAD_USER_INPUT`: list a partner's children a page
+   * at a time with `tenants(tenantsQuery: {partnership: {parent: "<id>"}})`.
+   */
   child_tenants: Maybe<Array<Tenant>>;
 };
 

@@ -230,20 +230,23 @@ for (const engine of engines()) {
       await childOf(c.store, p1);
       const q1 = await childOf(c.store, q);
       const now = at(HOUR);
-      assert.deepEqual(ids(await c.store.tenants.childTenants([p.id], ALL, now)), [p1.id, p2.id], 'not the grandchild');
-      assert.deepEqual(ids(await c.store.tenants.childTenants([q.id, p.id], ALL, now)), sortedIds([p1, p2, q1]));
+      assert.deepEqual(ids(await c.store.tenants.childTenants([p.id], ALL, now, 100)), [p1.id, p2.id], 'not the grandchild');
+      assert.deepEqual(ids(await c.store.tenants.childTenants([q.id, p.id], ALL, now, 100)), sortedIds([p1, p2, q1]));
       const ofP = subtrees([p.path]);
-      const roots = await c.store.tenants.childTenants([ROOT], ofP, now);
+      const roots = await c.store.tenants.childTenants([ROOT], ofP, now, 100);
       assert.deepEqual(ids(roots), [p.id], 'a partner sees itself among the root’s children, not the other partner');
-      assert.deepEqual(await c.store.tenants.childTenants([q.id], ofP, now), [], 'nor the other’s children');
-      assert.deepEqual(ids(await c.store.tenants.childTenants([p.id], subtrees([], p1.id), now)), [p1.id], 'a home tenant alone');
+      assert.deepEqual(await c.store.tenants.childTenants([q.id], ofP, now, 100), [], 'nor the other’s children');
+      assert.deepEqual(ids(await c.store.tenants.childTenants([p.id], subtrees([], p1.id), now, 100)), [p1.id], 'a home tenant alone');
       // Support staff see the tenants that consent, while their consent lasts
       const support: Visibility = { kind: 'some', subtreePaths: [], homeId: null, consentingTenants: true };
-      assert.deepEqual(await c.store.tenants.childTenants([q.id], support, now), []);
+      assert.deepEqual(await c.store.tenants.childTenants([q.id], support, now, 100), []);
       await c.store.tenants.updateTenant(q1.id, { supportEnabled: true, supportExpiresAt: at(2 * HOUR), updatedAt: now });
-      assert.deepEqual(ids(await c.store.tenants.childTenants([q.id], support, now)), [q1.id]);
-      assert.deepEqual(await c.store.tenants.childTenants([q.id], support, at(2 * HOUR)), [], 'consent that has ended');
-      assert.deepEqual(await c.store.tenants.childTenants([], ALL, now), []);
+      assert.deepEqual(ids(await c.store.tenants.childTenants([q.id], support, now, 100)), [q1.id]);
+      assert.deepEqual(await c.store.tenants.childTenants([q.id], support, at(2 * HOUR), 100), [], 'consent that has ended');
+      assert.deepEqual(await c.store.tenants.childTenants([], ALL, now, 100), []);
+      // at most `limit`, the first in id order over all the parents asked for
+      assert.deepEqual(ids(await c.store.tenants.childTenants([q.id, p.id], ALL, now, 2)), sortedIds([p1, p2, q1]).slice(0, 2));
+      assert.deepEqual(await c.store.tenants.childTenants([q.id, p.id], ALL, now, 0), []);
     });
 
     describe('search and count', () => {
