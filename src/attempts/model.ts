@@ -86,6 +86,25 @@ export function attemptKey(kind: AttemptKind, value: string): string {
   return `${kind}:${value}`;
 }
 
+/**
+ * Every count of one account (`emailKey` of its address) that failures of its factors make, as
+ * signin/service.ts builds them: the account-wide ones, and the account's from each address
+ * (`account:<account>|<address prefix>`, `code:...`). What an Administrator's unlock clears
+ * (users/service.ts unlockSignIn); the address's own count (`address:`, any account) and the
+ * recognised browsers' are not the account's.
+ *
+ * A per-address count is matched by its prefix and a last part without `|`: an address prefix
+ * (oauth/address-prefix.ts) holds none, while an account's domain may (the address shape allows
+ * it), so `a@x.io|evil.com`'s counts are not `a@x.io`'s. (A proxy's non-address text with a `|`
+ * in it is left to its hour.)
+ */
+export function accountCounts(account: string): { keys: string[]; prefixes: string[] } {
+  return {
+    keys: [attemptKey('accountAll', account), attemptKey('secondFactor', account), attemptKey('secondFactorMonth', account)],
+    prefixes: [attemptKey('account', `${account}|`), attemptKey('code', `${account}|`)],
+  };
+}
+
 /** Whether the count no longer holds at `now` (it starts again from zero). */
 export function isStale(rule: AttemptRule, count: AttemptCount, now: Date): boolean {
   const from = rule.after === 'window' ? count.firstAt : count.lastAt;
