@@ -43,7 +43,7 @@ export const ATTEMPT_RULES = {
   secondFactor: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** the same codes over 30 days: 6 digits are about 20 bits, so at most 100 guesses in 30 days
    *  (NIST SP 800-63B 5.2.2), however patiently the waits above are sat out; an Administrator's
-   *  reset of the sign-in starts it again (users/service.ts) */
+   *  reset or unlock of the sign-in starts it again (users/service.ts) */
   secondFactorMonth: { free: 100, after: 'window', resetSeconds: 30 * 24 * 60 * 60 },
   /** a browser that signed in to the account before (its own allowance: nobody else's failures
    *  count against it, and none of the counts above apply to it, up to BROWSER_CEILING) */
