@@ -43,7 +43,7 @@ export const ATTEMPT_RULES = {
   secondFactor: { free: 10, after: 'doubling', resetSeconds: QUIET_SECONDS },
   /** the same codes over 30 days: 6 digits are about 20 bits, so at most 100 guesses in 30 days
    *  (NIST SP 800-63B 5.2.2), however patiently the waits above are sat out; an Administrator's
-   *  reset of the sign-in starts it again (users/service.ts) */
+   *  reset or unlock of the sign-in starts it again (users/service.ts) */
   secondFactorMonth: { free: 100, after: 'window', resetSeconds: 30 * 24 * 60 * 60 },
   /** a browser that signed in to the account before (its own allowance: nobody else's failures
    *  count against it, and none of the counts above apply to it, up to BROWSER_CEILING) */
@@ -84,6 +84,25 @@ export interface AttemptCount {
 
 export function attemptKey(kind: AttemptKind, value: string): string {
   return `${kind}:${value}`;
+}
+
+/**
+ * Every count of one account (`emailKey` of its address) that failures of its factors make, as
+ * signin/service.ts builds them: the account-wide ones, and the account's from each address
+ * (`account:<account>|<address prefix>`, `code:...`). What an Administrator's unlock clears
+ * (users/service.ts unlockSignIn); the address's own count (`address:`, any account) and the
+ * recognised browsers' are not the account's.
+ *
+ * A per-address count is matched by its prefix and a last part without `|`: an address prefix
+ * (oauth/address-prefix.ts) holds none, while an account's domain may (the address shape allows
+ * it), so `a@x.io|evil.com`'s counts are not `a@x.io`'s. (A proxy's non-address text with a `|`
+ * in it is left to its hour.)
+ */
+export function accountCounts(account: string): { keys: string[]; prefixes: string[] } {
+  return {
+    keys: [attemptKey('accountAll', account), attemptKey('secondFactor', account), attemptKey('secondFactorMonth', account)],
+    prefixes: [attemptKey('account', `${account}|`), attemptKey('code', `${account}|`)],
+  };
 }
 
 /** Whether the count no longer holds at `now` (it starts again from zero). */

@@ -23,6 +23,13 @@ export interface AttemptStore {
   releaseAttempts(keys: readonly string[]): Promise<void>;
   clearAttempts(keys: readonly string[]): Promise<void>;
   /**
+   * Deletes the counts under `keys`, and those whose key is one of `prefixes` followed by one
+   * last part (text without `|`: a key's value is parts joined by `|`, model.ts accountCounts), in
+   * one statement; how many. A prefix is compared as text, never as a pattern: an address may hold
+   * `_` or `%`.
+   */
+  clearAttemptsUnder(keys: readonly string[], prefixes: readonly string[]): Promise<number>;
+  /**
    * Deletes counts whose last attempt is before `before` (they no longer count); how many. The
    * counts of the `longer` kinds (their keys' `kind:` prefix) are deleted by their own cut instead.
    */

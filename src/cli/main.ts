@@ -42,7 +42,8 @@ Usage:
                                database, listens)
   gatehouse migrate            apply database migrations and exit
   gatehouse users <action>     manage the people who sign in (create, list,
-                               disable, enable, reset), on the database
+                               disable, enable, reset, unlock), on the
+                               database
   gatehouse keys <action>      the token-signing keys (list, rotate, retire
                                KID), on the database
   gatehouse audit export       write the audit trail as JSON lines (--since)

@@ -41,12 +41,13 @@ export const USERS_USAGE = `Usage:
   gatehouse users disable --email ADDRESS
   gatehouse users enable --email ADDRESS
   gatehouse users reset --email ADDRESS
+  gatehouse users unlock --email ADDRESS
 
 Manages the people who sign in, directly on the configured database
 (DATABASE_URL, else the embedded folder GATEHOUSE_DATA_DIR; on the embedded
 database stop serve first: the folder has one owner at a time). Day to day, use
 the GraphQL operations of docs/users.md instead (createUser, users,
-disableUser, enableUser, resetUserSignIn on /graphql). Changes are audited with
+disableUser, enableUser, resetUserSignIn, unlockUserSignIn on /graphql). Changes are audited with
 the operator (the OS user who ran the command) as actor.
 
 A set-up link is made with this command's settings, which need not be the
@@ -68,6 +69,11 @@ which it used. Links that createUser returns are the server's own.
   reset    clears a user's password, authenticator, recovery codes and
            passkeys, ends its tokens, and prints a new set-up link (a lost
            authenticator, or an administrator locked out)
+  unlock   clears the failed sign-in attempts that hold a user back (from
+           every address, and account-wide) and keeps the password,
+           authenticator, recovery codes and passkeys: the person signs in at
+           once with them. If wrong codes were tried after a correct password,
+           someone knows the password: reset instead
 `;
 
 /** The settings `users` reads (its --help lists them). */

@@ -63,6 +63,7 @@ import {
   USER_INVITE_PATH,
   USER_PATH,
   USER_RESET_PATH,
+  USER_UNLOCK_PATH,
   USER_ROLE_ASSIGN_PATH,
   USER_ROLE_REMOVE_PATH,
   SSO_CHECK_PATH,
@@ -289,6 +290,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       scope.post(USER_DISABLE_PATH, users.disable); // /console/users/disable
       scope.post(USER_ENABLE_PATH, users.enable); // /console/users/enable
       scope.post(USER_RESET_PATH, users.reset); // /console/users/reset
+      scope.post(USER_UNLOCK_PATH, users.unlock); // /console/users/unlock
       scope.get(USER_DELETE_PATH, users.deleteForm); // /console/users/delete
       scope.post(USER_DELETE_PATH, users.delete);
       const account = accountPages(c);

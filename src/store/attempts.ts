@@ -93,6 +93,32 @@ export function attemptStore(db: Kysely<Database>): AttemptStore {
       await locked(keys).deleteFrom('sign_in_failures').using('locked').whereRef('sign_in_failures.key', '=', 'locked.key').execute();
     },
 
+    async clearAttemptsUnder(keys, prefixes) {
+      if (keys.length === 0 && prefixes.length === 0) return 0;
+      // by text, not LIKE (an address may hold `_` or `%`); then the rest must be one part. The
+      // table is read through: this is an Administrator's rare action, and the purge keeps the
+      // table to the last hour's counts (and the 30-day second-factor ones)
+      const r = await db
+        .with('under', (w) =>
+          w
+            .selectFrom('sign_in_failures')
+            .select('key')
+            .where((eb) =>
+              eb.or([
+                ...(keys.length > 0 ? [eb('key', 'in', keys)] : []),
+                ...prefixes.map((p) => sql<boolean>`(left(key, length(${p})) = ${p} and strpos(substr(key, length(${p}) + 1), '|') = 0)`),
+              ]),
+            )
+            .orderBy(sql`key collate "C"`)
+            .forUpdate(),
+        )
+        .deleteFrom('sign_in_failures')
+        .using('under')
+        .whereRef('sign_in_failures.key', '=', 'under.key')
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
     async deleteStaleAttempts(before, longer = []) {
       // a key is `kind:value` (attempts/model.ts attemptKey): its kind is the text before the first colon
       const kindOf = sql<string>`split_part(key, ':', 1)`;

@@ -9,7 +9,7 @@ import { ancestorsOrSelf, type Caller, type Principal, type TenantScope } from '
 import { isRoleId, ROLE_IDS, roleLabel } from '../access/roles.js';
 import type { AuditEvent, OperatorActor } from '../audit/model.js';
 import type { AuditStore } from '../audit/store.js';
-import { attemptKey } from '../attempts/model.js';
+import { accountCounts, attemptKey } from '../attempts/model.js';
 import type { AttemptStore } from '../attempts/store.js';
 import type { Clock } from '../clock.js';
 import { digestOpaqueToken, newOpaqueToken } from '../crypto/opaque-token.js';
@@ -31,8 +31,8 @@ const USER_STATUSES: readonly string[] = ['active', 'pending', 'disabled'] satis
 
 export interface UserStores {
   users: UserStore;
-  /** the account-wide sign-in counts, cleared by a reset of the sign-in */
-  attempts: Pick<AttemptStore, 'clearAttempts'>;
+  /** the account's sign-in failure counts, cleared by a reset or an unlock of the sign-in */
+  attempts: Pick<AttemptStore, 'findAttempts' | 'clearAttemptsUnder'>;
   tenants: Pick<TenantStore, 'findScopes' | 'findTenant'>;
   audit: AuditStore;
   mail: Pick<MailOutboxStore, 'insertMail'>;
@@ -304,12 +304,8 @@ export class UserService {
     await tx.users.resetSignIn(user.id, digestOpaqueToken(token), setupExpiresAt, now, updatedBy(actor), mailed);
     // the account's failure counts from everywhere start again: the person sets new factors, and
     // what was tried against the old ones no longer holds them back (docs/users.md "Throttles")
-    const account = emailKey(user.email);
-    await tx.attempts.clearAttempts([
-      attemptKey('accountAll', account),
-      attemptKey('secondFactor', account),
-      attemptKey('secondFactorMonth', account),
-    ]);
+    const { keys, prefixes } = accountCounts(emailKey(user.email));
+    await tx.attempts.clearAttemptsUnder(keys, prefixes);
     await tx.audit.insertEvent(event(actor, now, user.tenantId, 'user.sign_in_reset', user.id, { setup_link_mailed: mailed }));
     await this.mailer.send(tx, {
       to: user.email,
@@ -323,6 +319,52 @@ export class UserService {
           : { template: 'sign_in_reset', setupUrl: link, expiresAt: setupExpiresAt },
     });
     return { user: await this.reread(tx, user.id), setupUrl: mailed ? null : link, setupExpiresAt, mailed };
+  }
+
+  /**
+   * Clears the account's sign-in failure counts, account-wide and from every address, and keeps
+   * its factors (password, authenticator, recovery codes, passkeys), its browsers and its tokens:
+   * the owner held back by someone else's failures signs in at once with what they have.
+   * Refused for one's own account as a reset is: whoever holds one of its sessions or tokens
+   * could otherwise lift the bound on guesses at its own second factor, and the owner needs no
+   * unlock where they are signed in already (the recognised browser has its own allowance).
+   */
+  async unlockSignIn(caller: Caller, id: string): Promise<User> {
+    assertCan(caller.principal, caller.tenant, 'users.manage', this.clock.now());
+    return await this.store.transaction(async (tx) => {
+      const user = await this.lockManaged(tx, caller, id);
+      refuseSelf(caller, user, 'unlock your own sign-in', 'id');
+      return this.applyUnlock(tx, caller.principal, user);
+    });
+  }
+
+  /** The CLI's `users unlock`, by e-mail address. */
+  async unlockSignInAsOperator(operator: OperatorActor, email: string): Promise<User> {
+    return await this.store.transaction(async (tx) => {
+      const found = await tx.users.findUserByEmail(emailKey(email));
+      const user = found && (await tx.users.lockUser(found.id));
+      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      return this.applyUnlock(tx, operator, user);
+    });
+  }
+
+  private async applyUnlock(tx: UserStores, actor: Actor, user: User): Promise<User> {
+    const now = this.clock.now();
+    const { keys, prefixes } = accountCounts(emailKey(user.email));
+    // what the account-wide counts held, for the trail: wrong codes after a correct password mean
+    // the password is known, and the sign-in wants a reset rather than an unlock (docs/users.md)
+    const found = await tx.attempts.findAttempts(keys);
+    const held = (kind: 'accountAll' | 'secondFactorMonth') => found.get(attemptKey(kind, emailKey(user.email)))?.attempts ?? 0;
+    const cleared = await tx.attempts.clearAttemptsUnder(keys, prefixes);
+    await tx.audit.insertEvent(
+      event(actor, now, user.tenantId, 'user.sign_in_unlocked', user.id, {
+        counts_cleared: cleared,
+        password_failures: held('accountAll'),
+        second_factor_failures: held('secondFactorMonth'),
+      }),
+    );
+    // the row is not changed (no updated_at): nothing of the account is, only the counts
+    return this.reread(tx, user.id);
   }
 
   /** Deletes the user; returns it as it was. */

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { GraphQLInputObjectType, GraphQLObjectType } from 'graphql';
 import { sql, type RawBuilder } from 'kysely';
 import { ROLE_IDS } from '../../src/access/roles.js';
+import { emailKey } from '../../src/users/model.js';
 import { credentialSchema } from '../../src/graphql/credential/schema.js';
 import { tenantSchema } from '../../src/graphql/tenant/schema.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
@@ -138,6 +139,7 @@ const Q = {
   disableUser: `mutation($id: ID!) { disableUser(id: $id) { id status } }`,
   enableUser: `mutation($id: ID!) { enableUser(id: $id) { id status } }`,
   resetUserSignIn: `mutation($id: ID!) { resetUserSignIn(id: $id) { user { id } setup_url } }`,
+  unlockUserSignIn: `mutation($id: ID!) { unlockUserSignIn(id: $id) { id } }`,
   deleteUser: `mutation($id: ID!) { deleteUser(id: $id) { id } }`,
 };
 
@@ -402,6 +404,26 @@ const USER_OPS: Op[] = [
     effect: async (w, s, res) => {
       assert.match(res.body.data.resetUserSignIn.setup_url, /token=/);
       assert.notDeepEqual((await userRow(w, s.user.id)).setup_token_hash, s.before, 'a new set-up link replaces the old one');
+    },
+  },
+  {
+    row: 'unlockUserSignIn',
+    iface: 'credential',
+    field: 'unlockUserSignIn',
+    mutation: true,
+    prepare: async (w, actor) => {
+      // a failure count of the user's account, which the unlock clears
+      const state = await userTarget(w, actor);
+      const key = `accountAll:${emailKey(state.user.email)}`;
+      await sql`insert into sign_in_failures (key, failures, first_failure_at, last_failure_at) values (${key}, 100, now(), now())`.execute(
+        w.t.db.kysely,
+      );
+      return { ...state, key };
+    },
+    run: (_w, s, send) => send(Q.unlockUserSignIn, { id: s.user.id }),
+    effect: async (w, s, res) => {
+      assert.equal(res.body.data.unlockUserSignIn.id, s.user.id);
+      assert.deepEqual(await rows(w, sql`select key from sign_in_failures where key = ${s.key}`), [], 'the count is cleared');
     },
   },
   {

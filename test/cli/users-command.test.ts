@@ -1,6 +1,6 @@
 // `gatehouse users …`: operators manage users on the database (docs/users.md), on both engines:
 // refused on an empty database with what to do, then create (set-up link kept only as a digest),
-// list, disable/enable, reset, and every bad command line answered with exit 2 and a pointer to
+// list, disable/enable, reset, unlock, and every bad command line answered with exit 2 and a pointer to
 // the help. The executable is spawned where its run is the point (exit codes, output, the folder
 // held by a server); bad command lines go through main() in this process, each one line to
 // standard error and exit 2 as main() answers them; the embedded folder starts as a copy of a
@@ -206,6 +206,35 @@ for (const engine of engines()) {
       assert.ok(!String(queued[0]!.body_sealed).includes(token), 'sealed, and the link is not in it anyway');
     });
 
+    it('unlock clears the failure counts of the account (from every address, and account-wide) and no other, keeping its factors', async () => {
+      const counts = [
+        'accountAll:ops@example.com',
+        'secondFactorMonth:ops@example.com',
+        'account:ops@example.com|203.0.113.9',
+        'code:ops@example.com|203.0.113.9',
+        'account:ops@example.com.evil|203.0.113.9',
+        'address:203.0.113.9',
+      ];
+      const factors = "select password_hash, totp_secret_sealed, setup_token_hash, updated_at from users where email_normalized = 'ops@example.com'";
+      const before = await inspect(async (t) => {
+        for (const key of counts) {
+          await t.query('insert into sign_in_failures (key, failures, first_failure_at, last_failure_at) values ($1, 100, now(), now())', [key]);
+        }
+        return t.query(factors);
+      });
+      const r = await run(env, ['unlock', '--email', 'OPS@example.com']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^unlocked Ops@Example\.com\tactive/);
+      const left = await inspect((t) => t.query('select key from sign_in_failures where key = any($1) order by key', [counts]));
+      assert.deepEqual(
+        left.map((row) => row.key),
+        ['account:ops@example.com.evil|203.0.113.9', 'address:203.0.113.9'],
+      );
+      assert.deepEqual(await inspect((t) => t.query(factors)), before, 'the factors and the set-up link are as they were');
+      const events = await inspect((t) => t.query("select actor_kind, details from audit_events where action = 'user.sign_in_unlocked'"));
+      assert.deepEqual(events, [{ actor_kind: 'operator', details: { counts_cleared: 4, password_failures: 100, second_factor_failures: 100 } }]);
+    });
+
     it('answers a bad command line with exit 2, what was wrong, and where help is (in process)', async () => {
       const cases: [string[], RegExp][] = [
         [['create', '--email', 'ops@example.com'], /A user with this e-mail address exists/],
@@ -216,7 +245,7 @@ for (const engine of engines()) {
         [['create'], /users create needs --email ADDRESS/],
         [['disable', '--email', 'nobody@example.com'], /User "nobody@example.com" not found/],
         [['frob'], /unknown users action frob/],
-        [[], /users needs an action: create, list, disable, enable or reset/],
+        [[], /users needs an action: create, list, disable, enable, reset or unlock/],
       ];
       for (const [args, message] of cases) {
         const r = await inProcess(env, args);
@@ -268,7 +297,7 @@ describe('gatehouse users: the command line, read before anything is opened (in 
       [['reset', '--tenant', '1'], /^users reset needs --email ADDRESS$/],
       [['list', 'extra'], /^Unexpected argument 'extra'/],
       [['frob'], /^unknown users action frob$/],
-      [[], /^users needs an action: create, list, disable, enable or reset$/],
+      [[], /^users needs an action: create, list, disable, enable, reset or unlock$/],
     ];
     try {
       for (const [args, message] of cases) {

@@ -534,6 +534,15 @@ for (const engine of transportEngines()) {
           unchanged: async () => assert.equal(await events('user.sign_in_reset'), count),
           acts: 200,
         },
+        '/console/users/unlock': {
+          prepare: async () => {
+            target = (await newUser('forms-unlock')).id;
+            count = await events('user.sign_in_unlocked');
+            return { ...(await userForm(target)), fields: { tenant: '1', user: target } };
+          },
+          unchanged: async () => assert.equal(await events('user.sign_in_unlocked'), count),
+          acts: 303,
+        },
         '/console/users/delete': {
           prepare: async () => {
             target = (await newUser('forms-delete')).id;

@@ -1,4 +1,4 @@
-// gatehouse users create|list|disable|enable|reset: user management for operators, straight on
+// gatehouse users create|list|disable|enable|reset|unlock: user management for operators, straight on
 // the database (no token needed: whoever runs it holds the database). Changes are audited as
 // actor: the operator (the OS user, cli/operator.ts).
 import { SealedBox, resolveEncryptionKeys } from '../../crypto/sealed-box.js';
@@ -56,6 +56,7 @@ const THROUGH_THE_API: Record<string, string> = {
   disable: 'the disableUser mutation',
   enable: 'the enableUser mutation',
   reset: 'the resetUserSignIn mutation',
+  unlock: 'the unlockUserSignIn mutation',
 };
 
 /** The refusal when a running server holds the embedded folder: what to do instead. */
@@ -99,7 +100,7 @@ function describe(user: User): string {
   return `${user.email}\t${user.status}${setup}\ttenant ${user.tenantId}\t${roles || 'no roles'}\t${user.id}`;
 }
 
-const ACTIONS = ['create', 'list', 'disable', 'enable', 'reset'] as const;
+const ACTIONS = ['create', 'list', 'disable', 'enable', 'reset', 'unlock'] as const;
 type UsersAction = (typeof ACTIONS)[number];
 
 /** A `users` command line, read and checked before anything is opened. */
@@ -121,7 +122,7 @@ export function usersCommandLine(args: string[]): UsersCommandLine {
   const [action, ...rest] = args;
   const values = parseOptions(rest);
   if (!action || !(ACTIONS as readonly string[]).includes(action)) {
-    throw new UsageError(action ? `unknown users action ${action}` : 'users needs an action: create, list, disable, enable or reset');
+    throw new UsageError(action ? `unknown users action ${action}` : 'users needs an action: create, list, disable, enable, reset or unlock');
   }
   const tenant = values.tenant ?? ROOT_TENANT_ID;
   const roles = (values.role ?? []).map(roleIdOf);
@@ -200,6 +201,11 @@ export async function usersCommand(config: Config, args: string[]): Promise<numb
         const reset = await users.resetSignInAsOperator(currentOperator(), line.email);
         out(`reset ${describe(reset.user)}`);
         link(reset.setupUrl!, reset.setupExpiresAt, reset.user.email, '; send it to the person, privately');
+        return 0;
+      }
+      case 'unlock': {
+        const user = await users.unlockSignInAsOperator(currentOperator(), line.email);
+        out(`unlocked ${describe(user)}`);
         return 0;
       }
     }

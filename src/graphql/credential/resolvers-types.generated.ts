@@ -149,6 +149,14 @@ export type Mutation = {
    */
   resetUserSignIn: Maybe<UserWithSetupLink>;
   /**
+   * Clears the user's sign-in failure counts (from every address, and account-wide) and keeps its
+   * password, authenticator, recovery codes, passkeys and tokens: someone else's failures no longer
+   * hold the person back, who signs in at once with the same factors. If wrong codes were tried
+   * after a correct password, the password is known: reset the sign-in instead. Nobody unlocks
+   * their own account. An addition (docs/users.md, "Throttles").
+   */
+  unlockUserSignIn: Maybe<User>;
+  /**
    * Deletes the user, its role assignments and its passkeys; its tokens stop working at once.
    * Returns the user as it was. Nobody deletes their own account. An addition (docs/users.md).
    */
@@ -210,6 +218,11 @@ export type MutationEnableUserArgs = {
 
 /** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
 export type MutationResetUserSignInArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** Creating, rotating and revoking API clients. Each runs in one transaction and writes an audit event; a refused call changes nothing. */
+export type MutationUnlockUserSignInArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -570,6 +583,7 @@ export type MutationResolvers<
   disableUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationDisableUserArgs, 'id'>>;
   enableUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationEnableUserArgs, 'id'>>;
   resetUserSignIn?: Resolver<Maybe<ResolversTypes['UserWithSetupLink']>, ParentType, ContextType, RequireFields<MutationResetUserSignInArgs, 'id'>>;
+  unlockUserSignIn?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationUnlockUserSignInArgs, 'id'>>;
   deleteUser?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
 };
 

@@ -36,6 +36,7 @@ export const credentialResolvers: Resolvers = {
     disableUser: (_, args, ctx) => ctx.services.users.setDisabled(ctx.caller, args.id, true),
     enableUser: (_, args, ctx) => ctx.services.users.setDisabled(ctx.caller, args.id, false),
     resetUserSignIn: (_, args, ctx) => ctx.services.users.resetSignIn(ctx.caller, args.id),
+    unlockUserSignIn: (_, args, ctx) => ctx.services.users.unlockSignIn(ctx.caller, args.id),
     deleteUser: (_, args, ctx) => ctx.services.users.delete(ctx.caller, args.id),
   },
   Identity: {

@@ -4,7 +4,9 @@
 // tenant: C1 here); giving a role in a tenant below the user's home is
 // test/http/console-users.test.ts's. The account page (/console/account) acts in no tenant and has no row.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { ROLE_IDS } from '../../../src/access/roles.js';
+import { emailKey } from '../../../src/users/model.js';
 import type { PageCase, PageWorld, State } from './types.js';
 
 const USER_FIELDS = 'id email disabled_at setup_expires_at role_assignments { id tenant_id role_id expires_at }';
@@ -119,6 +121,24 @@ export const USER_CASES: PageCase[] = [
       const link = shownLink(res.text);
       assert.ok(link, 'a new set-up link is shown');
       assert.notEqual(link, s.setupUrl, 'a new one');
+    },
+  },
+  {
+    route: 'POST /console/users/unlock',
+    row: 'unlockUserSignIn',
+    prepare: async (w) => {
+      // a failure count of the user's account, which the unlock clears
+      const s = await victim(w);
+      const key = `accountAll:${emailKey(s.victim.email)}`;
+      await sql`insert into sign_in_failures (key, failures, first_failure_at, last_failure_at) values (${key}, 100, now(), now())`.execute(
+        w.t.db.kysely,
+      );
+      return { ...s, key };
+    },
+    request: (w, s) => ({ path: '/console/users/unlock', form: userForm(w, s) }),
+    effect: async (w, s) => {
+      const left = await sql`select key from sign_in_failures where key = ${s.key}`.execute(w.t.db.kysely);
+      assert.deepEqual(left.rows, [], 'the count is cleared');
     },
   },
   {

@@ -3,12 +3,13 @@
 // statement of conditional counts: of many attempts at once no more are counted under a key than
 // its rule allows, and each count is its own key's. Taking back, clearing and deleting stale
 // counts; statements on the same counts at once never wait for each other in a circle. And the
-// gate over it (attempts/gate.ts): an attempt counts under all its keys, or under none.
+// gate over it (attempts/gate.ts): an attempt counts under all its keys, or under none. Clearing
+// one account's counts by their keys' text (an Administrator's unlock).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { AttemptGate } from '../../../src/attempts/gate.js';
-import type { AttemptRule } from '../../../src/attempts/model.js';
+import { accountCounts, type AttemptRule } from '../../../src/attempts/model.js';
 import { ManualClock } from '../../../src/clock.js';
 import { at, type Contract, fulfilled, HOUR, MINUTE, openContract, race, RACERS, SECOND, T0 } from './harness.js';
 import { engines } from '../../helpers/engines.js';
@@ -149,7 +150,7 @@ for (const engine of engines()) {
       }
     });
 
-    it('reserving, giving back, clearing and purging the same counts at once: every statement completes (no deadlock)', async () => {
+    it('reserving, giving back, clearing (by keys and by prefix) and purging the same counts at once: every statement completes (no deadlock)', async () => {
       // counts whose last attempt is stale, so that the purge takes them too
       const keys = [key('address'), key('account'), key('accountAll'), key('code')];
       const rule: AttemptRule = { free: 1000, after: 'doubling', resetSeconds: 3600 };
@@ -171,7 +172,10 @@ for (const engine of engines()) {
               case 2:
                 return c.store.attempts.releaseAttempts(mine);
               default:
-                return i % 8 === 3 ? c.store.attempts.clearAttempts(mine.slice(1)) : c.store.attempts.deleteStaleAttempts(at(long + HOUR));
+                if (i % 8 === 3) return c.store.attempts.clearAttempts(mine.slice(1));
+                // by keys and by a prefix (the first key less its last characters), as an unlock does
+                if (i % 16 === 15) return c.store.attempts.clearAttemptsUnder(mine.slice(1), [mine[0]!.slice(0, -4)]);
+                return c.store.attempts.deleteStaleAttempts(at(long + HOUR));
             }
           }),
         );
@@ -215,6 +219,50 @@ for (const engine of engines()) {
       assert.equal(await findOne(k1), undefined);
       assert.equal(await findOne(k2), undefined);
       assert.equal((await findOne(k3))?.attempts, 1);
+    });
+
+    it('clearAttemptsUnder deletes one account’s counts, account-wide and from every address, and no other account’s', async () => {
+      // `_` and `%` would match anything as LIKE patterns; a longer address and one whose domain
+      // goes on after a `|` start with this one's text
+      const id = randomUUID().slice(0, 8);
+      const account = `a_b%${id}@x.io`;
+      const { keys, prefixes } = accountCounts(account);
+      const mine = [
+        ...keys,
+        `account:${account}|203.0.113.7`,
+        `account:${account}|2001:db8:1:2::/64`,
+        `code:${account}|203.0.113.7`,
+        `code:${account}|198.51.100.1`,
+      ];
+      const others = [
+        `address:203.0.113.7`,
+        `accountAll:${account}.evil`,
+        `account:${account}.evil|203.0.113.7`,
+        `code:${account}.evil|203.0.113.7`,
+        `account:${account}|evil.com|203.0.113.7`,
+        `code:${account}|evil.com|203.0.113.7`,
+        `account:axb%${id}@x.io|203.0.113.7`,
+        `account:a_bx${id}@x.io|203.0.113.7`,
+        `code:aXb%${id}@x.io|203.0.113.7`,
+        `browser:${randomUUID()}|${randomUUID()}`,
+        `accountAll:${account}|203.0.113.7`,
+        `x${keys[0]}`,
+      ];
+      for (const k of [...mine, ...others]) await reserveOne(k, doubling, T0);
+      assert.equal(await c.store.attempts.clearAttemptsUnder(keys, prefixes), mine.length);
+      const found = await c.store.attempts.findAttempts([...mine, ...others]);
+      assert.deepEqual(
+        mine.filter((k) => found.has(k)),
+        [],
+        'every count of the account is gone',
+      );
+      assert.deepEqual(
+        others.filter((k) => found.get(k)?.attempts !== 1),
+        [],
+        'no other count changed',
+      );
+      assert.equal(await c.store.attempts.clearAttemptsUnder(keys, prefixes), 0, 'nothing left to clear');
+      assert.equal(await c.store.attempts.clearAttemptsUnder([], []), 0);
     });
 
     it('deleteStaleAttempts deletes the counts whose last attempt is before the cut, and counts them', async () => {

@@ -74,6 +74,7 @@ export const USER_ROLE_REMOVE_PATH = '/console/users/roles/remove';
 export const USER_DISABLE_PATH = '/console/users/disable';
 export const USER_ENABLE_PATH = '/console/users/enable';
 export const USER_RESET_PATH = '/console/users/reset';
+export const USER_UNLOCK_PATH = '/console/users/unlock';
 export const USER_DELETE_PATH = '/console/users/delete';
 export const ACCOUNT_PATH = '/console/account';
 export const ACCOUNT_PASSWORD_PATH = '/console/account/password';

@@ -15,6 +15,7 @@ import {
   USER_INVITE_PATH,
   USER_PATH,
   USER_RESET_PATH,
+  USER_UNLOCK_PATH,
   USER_ROLE_ASSIGN_PATH,
   USER_ROLE_REMOVE_PATH,
   type UserFilters,
@@ -247,10 +248,11 @@ ${
     ? html`<form method="post" action="${USER_ENABLE_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<button type="submit">Enable</button></form>`
     : html`<form method="post" action="${USER_DISABLE_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<button type="submit">Disable</button></form>`
 }
+<form method="post" action="${USER_UNLOCK_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<button type="submit">Unlock sign-in</button></form>
 <form method="post" action="${USER_RESET_PATH}">${csrfField(o.session)}${hidden(tenant, u)}<button type="submit">Reset sign-in</button></form>
 <a class="button danger" href="${userPath(USER_DELETE_PATH, tenant.id, u.id)}">Delete…</a>
 </div>
-<p class="hint">Disabling ends the user’s sessions and tokens at once. Resetting clears their password, authenticator and recovery codes and gives a new set-up link.</p>`
+<p class="hint">Disabling ends the user’s sessions and tokens at once. Unlocking clears the failed sign-in attempts that hold them back and keeps their password and authenticator; if wrong codes were tried after a correct password, someone knows the password: reset instead. Resetting clears their password, authenticator and recovery codes and gives a new set-up link.</p>`
     : o.self
       ? html`<p class="hint">This is you: nobody changes their own roles or account here. Your own password and sessions are on <a href="/console/account">your account page</a>.</p>`
       : '';

@@ -1,8 +1,8 @@
 // The users of a tenant (docs/users.md, "Console"): /console/users?tenant=ID lists them (with
 // filters), /invite creates one with a set-up link, /user shows one with its roles, and /roles,
-// /roles/remove, /disable, /enable, /reset and /delete change it, through the same UserService
-// calls as the GraphQL resolvers (users, user, createUser, assignUserRole, removeUserRole,
-// disableUser, enableUser, resetUserSignIn, deleteUser).
+// /roles/remove, /disable, /enable, /reset, /unlock and /delete change it, through the same
+// UserService calls as the GraphQL resolvers (users, user, createUser, assignUserRole,
+// removeUserRole, disableUser, enableUser, resetUserSignIn, unlockUserSignIn, deleteUser).
 //
 // A user holds roles in its home tenant and the tenants below it (the MSSP flow: a partner's own
 // analyst is given Analyst in a customer's tenant). Its page, in its home tenant, lists them all;
@@ -290,6 +290,18 @@ export function userPages(c: ConsoleKit) {
         reset: true,
       });
       return c.show(reply, 200, view, { who: t, in: t, section, scripts: [COPY_SCRIPT_PATH] });
+    }),
+
+    /** POST /console/users/unlock → unlockUserSignIn (no confirmation: it takes nothing away) */
+    unlock: c.form(async (t, form, req, reply) => {
+      const target = await managedUser(t, form.user);
+      const user = await services.users.unlockSignIn(t.caller, target.id);
+      return done(
+        reply,
+        t,
+        user,
+        `${user.email} can sign in again at once with their password and authenticator: the failed attempts that held them back are cleared.`,
+      );
     }),
 
     /** GET /console/users/delete?tenant=…&user=… → deleteUser (its confirmation) */
