@@ -1,18 +1,20 @@
-// npm run bench [-- --reseed] [--only search-postgres,search-pglite,signing,cli-start,compare] [--no-write]
+// npm run bench [-- --reseed] [--only search-postgres,search-pglite,signing,signin-timing,cli-start,compare] [--no-write]
 //
 // Every benchmark of the project in one run, one after the other (never two at once, so that
 // none measures the others' load): the tenants search on PostgreSQL at 1,000,000 tenants and on
-// PGlite at 100,000 (bench/search.ts), what signing one token costs (bench/signing.ts), how long
-// the executable takes to answer --version and --help (bench/cli-start.ts), then Gatehouse side
-// by side with its peers (bench/compare/compare.ts). Each writes its own section
-// of docs/benchmarks.md; this script writes how long each part took. --reseed loads the tenants again, as on a machine that never ran
-// the benchmark. The parts run as child processes of their own: a part that fails stops the run.
+// PGlite at 100,000 (bench/search.ts), what signing one token costs (bench/signing.ts), whether a
+// password sign-in's answer time tells which addresses have an account (bench/signin-timing.ts:
+// it fails the run if it does), how long the executable takes to answer --version and --help
+// (bench/cli-start.ts), then Gatehouse side by side with its peers (bench/compare/compare.ts).
+// Each writes its own section of docs/benchmarks.md; this script writes how long each part took.
+// --reseed loads the tenants again, as on a machine that never ran the benchmark. The parts run as
+// child processes of their own: a part that fails stops the run.
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeSection } from './compare/report.js';
 
-const PARTS = ['search-postgres', 'search-pglite', 'signing', 'cli-start', 'compare'] as const;
+const PARTS = ['search-postgres', 'search-pglite', 'signing', 'signin-timing', 'cli-start', 'compare'] as const;
 type Part = (typeof PARTS)[number];
 
 const { values: args } = parseArgs({
@@ -35,6 +37,7 @@ const commands: Record<Part, string[]> = {
   'search-postgres': ['bench/search.ts', '--engine', 'postgres', '--iterations', '100', ...(args.reseed ? ['--reseed'] : []), ...common],
   'search-pglite': ['bench/search.ts', '--engine', 'pglite', '--iterations', '100', ...(args.reseed ? ['--reseed'] : []), ...common],
   signing: ['bench/signing.ts', ...common],
+  'signin-timing': ['bench/signin-timing.ts', ...common],
   'cli-start': ['bench/cli-start.ts', ...common],
   compare: ['bench/compare/compare.ts', ...common],
 };

@@ -23,6 +23,7 @@ import { resealTotpSecrets } from './signin/reseal.js';
 import { disableExpiredTenants } from './tenants/expiry.js';
 import { loadVersionInfo } from './version.js';
 import { type MailTransport, sealClearFolderMail } from './mail/transports.js';
+import type { PasswordHasher } from './users/password.js';
 
 /** how often expired sessions, device codes and failure counts are deleted */
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
@@ -61,6 +62,8 @@ export async function createService(opts: {
   mailIntervalMs?: number | null;
   /** where mail goes instead of GATEHOUSE_SMTP_URL's server or the outbox folder (tests) */
   mailTransport?: MailTransport;
+  /** how passwords are hashed and checked, instead of argon2id directly (tests count the work) */
+  passwordHasher?: PasswordHasher;
 }): Promise<Service> {
   const { config, db, logger } = opts;
   const clock = opts.clock ?? systemClock;
@@ -85,6 +88,7 @@ export async function createService(opts: {
     box,
     lastUsed,
     ...(opts.mailTransport ? { mailTransport: opts.mailTransport } : {}),
+    ...(opts.passwordHasher ? { passwordHasher: opts.passwordHasher } : {}),
   });
   const metrics = createMetrics();
   const version = loadVersionInfo();

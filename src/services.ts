@@ -35,6 +35,7 @@ import { AuditService, type AuditStores } from './audit/service.js';
 import { MailService, type MailStores } from './mail/service.js';
 import { IdempotencyService, type IdempotencyStores } from './idempotency/service.js';
 import { folderTransport, smtpTransport, type MailTransport } from './mail/transports.js';
+import type { PasswordHasher } from './users/password.js';
 
 export interface Services {
   clock: Clock;
@@ -113,6 +114,8 @@ export function createServices(deps: {
   lastUsed: LastUsedRecorder;
   /** where mail goes; default: GATEHOUSE_SMTP_URL's server, else the data folder's outbox folder */
   mailTransport?: MailTransport;
+  /** how passwords are hashed and checked; default argon2id (users/password.ts). Tests count its work. */
+  passwordHasher?: PasswordHasher;
 }): Services {
   const { config, store, clock, keys, box, lastUsed } = deps;
   const mail = new MailService(
@@ -141,6 +144,7 @@ export function createServices(deps: {
     clock,
     { issuer: config.vendorName, baseUrl: config.baseUrl, resetTtlSeconds: config.passwordResetTtlSeconds },
     mail,
+    deps.passwordHasher,
   );
   return {
     clock,

@@ -40,7 +40,7 @@ import { addressPrefix } from '../oauth/address-prefix.js';
 import type { IssuedSession, Session, SessionLifecycle, SessionState, SignInFor, SignInStep } from '../sessions/model.js';
 import type { Transactional } from '../transaction.js';
 import { emailKey } from '../users/model.js';
-import { hashPassword, verifyPassword } from '../users/password.js';
+import { argon2Hasher, type PasswordHasher } from '../users/password.js';
 import { passwordProblem } from '../users/password-policy.js';
 import { canonicalRecoveryCode, hashRecoveryCode, newRecoveryCodes } from '../users/recovery-codes.js';
 import { acceptTotp, newTotpSecret, type TotpSecret, totpSecret } from '../users/totp.js';
@@ -214,6 +214,8 @@ export class SignInService {
     private readonly clock: Clock,
     private readonly settings: SignInSettings,
     private readonly mailer: MailSender,
+    /** every password hashed or checked here goes through it (tests count the work) */
+    private readonly hasher: PasswordHasher = argon2Hasher,
   ) {
     this.gate = new AttemptGate(store, clock);
     this.rp = relyingParty(settings.baseUrl, settings.issuer);
@@ -337,7 +339,13 @@ export class SignInService {
     const account = emailKey(step.email);
     const reservation = await this.gate.reserve(await this.attemptKeys(account, user, attempt, 'password'));
     if (reservation.kind === 'wait') return waitOutcome(reservation);
-    const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : await this.burn(password);
+    // One verification whatever the account: of its hash, or of the placeholder's (made with the
+    // same parameters by the same hasher). The placeholder is awaited on every path, so that the
+    // attempt that makes it (the first of this process) is not only an unknown address's.
+    const placeholder = await this.placeholderHash();
+    const ok = user?.passwordHash
+      ? await this.hasher.verify(user.passwordHash, password)
+      : await this.hasher.verify(placeholder, password).then(() => false);
     if (!(ok && user?.active)) {
       await this.failed(user, reservation);
       await this.attemptEvent(user, step.email, attempt, 'password', 'failure');
@@ -502,7 +510,7 @@ export class SignInService {
     const local = found.email.split('@')[0] ?? '';
     const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
     if (problem) return refusal(400, problem);
-    const hash = await hashPassword(password);
+    const hash = await this.hasher.hash(password);
     let redeemed: boolean;
     try {
       redeemed = await this.store.transaction(async (tx) => {
@@ -614,7 +622,7 @@ export class SignInService {
     const local = found.email.split('@')[0] ?? '';
     const problem = passwordProblem(password, [found.email, local, this.settings.issuer]);
     if (problem) return refusal(400, problem);
-    const hash = await hashPassword(password);
+    const hash = await this.hasher.hash(password);
     const reset = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
       if (!(await tx.signIn.redeemResetLink(found.id, hashOfLink, hash, now))) return false;
@@ -645,7 +653,7 @@ export class SignInService {
       return refusal(400, 'Your account has no password to change: it signs in through single sign-on, or was reset.');
     const reservation = await this.gate.reserve(await this.attemptKeys(emailKey(user.email), user, attempt, 'password'));
     if (reservation.kind === 'wait') return waitOutcome(reservation);
-    if (!(await verifyPassword(user.passwordHash, form.current))) {
+    if (!(await this.hasher.verify(user.passwordHash, form.current))) {
       await this.failed(user, reservation);
       await this.attemptEvent(user, user.email, attempt, 'password', 'failure');
       return refusal(400, 'Your current password is not right.');
@@ -656,7 +664,7 @@ export class SignInService {
     const local = user.email.split('@')[0] ?? '';
     const problem = passwordProblem(form.password, [user.email, local, this.settings.issuer]);
     if (problem) return refusal(400, problem);
-    const hash = await hashPassword(form.password);
+    const hash = await this.hasher.hash(form.password);
     const passwordHash = user.passwordHash;
     const changed = await this.store.transaction(async (tx) => {
       const now = this.clock.now();
@@ -1213,11 +1221,15 @@ export class SignInService {
     return tenantNameOf(tx.tenants, tenantId);
   }
 
-  /** argon2 work for an address without an account, so that timing does not tell. */
-  private async burn(password: string): Promise<false> {
-    this.dummyHash ??= hashPassword('gatehouse-no-such-account-password');
-    await verifyPassword(await this.dummyHash, password);
-    return false;
+  /** The hash an address without an account (or an account without a password) is checked
+   *  against, so that timing does not tell: made once, by the hasher that makes the stored ones. */
+  private placeholderHash(): Promise<string> {
+    this.dummyHash ??= this.hasher.hash('gatehouse-no-such-account-password').catch((err: unknown) => {
+      // not kept: the next attempt makes it again rather than every sign-in failing from now on
+      this.dummyHash = undefined;
+      throw err;
+    });
+    return this.dummyHash;
   }
 }
 

@@ -9,3 +9,13 @@ export function hashPassword(password: string): Promise<string> {
 export function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   return verify(passwordHash, password).catch(() => false);
 }
+
+/** The hashing and checking of passwords, as one object handed to the sign-in (services.ts): the
+ *  work each attempt does is then observable (test/signin/password-work.test.ts counts it), as
+ *  the promise that every refusal costs the same argon2 work needs. */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(passwordHash: string, password: string): Promise<boolean>;
+}
+
+export const argon2Hasher: PasswordHasher = { hash: hashPassword, verify: verifyPassword };

@@ -8,6 +8,7 @@ import { createService, type Service } from '../../src/compose.js';
 import type { Db, Engine } from '../../src/store/db.js';
 import { openTestDb, type TestDb } from './db.js';
 import type { MailTransport } from '../../src/mail/transports.js';
+import type { PasswordHasher } from '../../src/users/password.js';
 
 export const TEST_BASE_URL = 'http://gatehouse.test';
 export const ROOT_CLIENT_ID = 'root-admin';
@@ -61,6 +62,8 @@ export async function startTestApp(opts: {
   mailTransport?: MailTransport;
   /** the mail job's interval; default null: tests deliver with `service.services.mail.deliverDue()` */
   mailIntervalMs?: number | null;
+  /** how passwords are hashed and checked (default argon2id): a recorder to count the work */
+  passwordHasher?: PasswordHasher;
 }): Promise<TestApp> {
   const config = loadConfig({
     GATEHOUSE_BASE_URL: TEST_BASE_URL,
@@ -92,6 +95,7 @@ export async function startTestApp(opts: {
     purgeIntervalMs: null,
     mailIntervalMs: opts.mailIntervalMs ?? null,
     ...(opts.mailTransport ? { mailTransport: opts.mailTransport } : {}),
+    ...(opts.passwordHasher ? { passwordHasher: opts.passwordHasher } : {}),
   });
 
   const request: TestApp['request'] = async ({ method, url, headers, payload, remoteAddress }) => {
