@@ -69,6 +69,8 @@ export interface RespondOptions {
   notOnOrAfter?: Date;
   /** Response and Assertion Issuer; default the IdP's entityID */
   issuer?: string;
+  /** the signatures' Reference transforms, as algorithm URIs; default samlify's: enveloped-signature, then exclusive c14n */
+  transforms?: readonly string[];
 }
 
 /** What the IdP posts back to the SP (HTTP-POST binding), and what went into it. */
@@ -325,6 +327,7 @@ export class TestIdp {
       assertionKey: o.signAssertion === false ? null : key,
       responseKey: o.signResponse === false ? null : key,
       tamper,
+      transforms: o.transforms,
     };
     const built = buildResponse(fields);
     const SAMLResponse = Buffer.from(built.xml, 'utf8').toString('base64');

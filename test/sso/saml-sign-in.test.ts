@@ -229,6 +229,35 @@ for (const engine of transportEngines()) {
       }
     });
 
+    it('accepts inclusive c14n and a lone enveloped-signature transform, as xml-crypto does (decided: docs/sso.md)', async () => {
+      const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
+      for (const transforms of [
+        [ENVELOPED, 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315'],
+        [ENVELOPED, 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315#WithComments'],
+        [ENVELOPED],
+      ]) {
+        for (const signed of [
+          { signResponse: true, signAssertion: false },
+          { signResponse: false, signAssertion: true },
+        ]) {
+          const what = `${transforms.join(' + ')}, ${JSON.stringify(signed)}`;
+          const client = PageClient.atOwnAddress(t);
+          const location = await toIdp(client, TESTER);
+          idp.setUser(TESTER);
+          const post = await idp.respond(location, { ...signed, transforms });
+          for (const uri of transforms) assert.ok(post.xml.includes(`<ds:Transform Algorithm="${uri}"/>`), `${what}: signed with it`);
+          assert.ok(
+            !post.xml.includes('<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>'),
+            `${what}: and not with exclusive c14n`,
+          );
+          const acs = await postBack(client, post);
+          assert.equal(acs.status, 303, `${what}: ${refusals()}`);
+          assert.equal((await client.get(String(acs.headers.location))).status, 303);
+          assert.equal(await whoIsSignedIn(client), TESTER, what);
+        }
+      }
+    });
+
     it('accepts a response once: the same one posted again signs nobody in', async () => {
       const client = PageClient.atOwnAddress(t);
       const location = await toIdp(client, TESTER);

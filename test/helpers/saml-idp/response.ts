@@ -61,6 +61,8 @@ export interface ResponseFields {
   assertionKey: KeyPair | null;
   responseKey: KeyPair | null;
   tamper: Tamper | undefined;
+  /** the References' transforms (algorithm URIs); undefined: samlify's default */
+  transforms?: readonly string[] | undefined;
 }
 
 export interface BuiltResponse {
@@ -91,7 +93,7 @@ export function buildResponse(f: ResponseFields): BuiltResponse {
     );
   }
 
-  if (f.assertionKey) xml = sign(xml, f.assertionKey, f.tamper === 'two-references' ? 'assertion and response' : 'assertion');
+  if (f.assertionKey) xml = sign(xml, f.assertionKey, f.tamper === 'two-references' ? 'assertion and response' : 'assertion', f.transforms);
   // The wrapping attacks and the comment in DigestValue change what the IdP signed, which breaks
   // a signature over the whole response; the attacker drops that signature, leaving only the
   // assertion's to check. The other attacks on the assertion's signature come from an IdP that
@@ -105,7 +107,7 @@ export function buildResponse(f: ResponseFields): BuiltResponse {
     'two-references',
     'xslt-transform',
   ];
-  if (f.responseKey && !assertionSignatureOnly.includes(f.tamper)) xml = sign(xml, f.responseKey, 'response');
+  if (f.responseKey && !assertionSignatureOnly.includes(f.tamper)) xml = sign(xml, f.responseKey, 'response', f.transforms);
 
   switch (f.tamper) {
     case 'wrap-sibling': {
@@ -253,8 +255,9 @@ function assertionOf(response: string): string {
   return response.slice(response.indexOf('<saml:Assertion '), response.lastIndexOf(end) + end.length);
 }
 
-function sign(xml: string, key: KeyPair, what: 'assertion' | 'response' | 'assertion and response'): string {
+function sign(xml: string, key: KeyPair, what: 'assertion' | 'response' | 'assertion and response', transforms?: readonly string[]): string {
   const common = {
+    ...(transforms ? { transformationAlgorithms: [...transforms] } : {}),
     rawSamlMessage: xml,
     privateKey: key.privateKeyPem,
     signingCert: key.certificateBase64,
