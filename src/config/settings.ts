@@ -347,8 +347,9 @@ export const SETTINGS = {
     variable: 'GATEHOUSE_GRAPHQL_TENANT_COST_PER_MINUTE',
     kind: integer(0, 1_000_000_000),
     default: 1_000_000,
-    description: 'GraphQL: the cost the clients and users of one home tenant may spend per minute together',
-    note: '`0`: no budget per tenant; per process ([docs/graphql.md](docs/graphql.md#cost-and-budgets))',
+    description:
+      'GraphQL: the cost the clients and users of one account (a tenant below the vendor and every tenant below it) may spend per minute together',
+    note: '`0`: no budget per account; per process ([docs/graphql.md](docs/graphql.md#cost-and-budgets))',
   }),
   devicePollIntervalSeconds: setting({
     variable: 'GATEHOUSE_DEVICE_POLL_INTERVAL_SECONDS',

@@ -9,7 +9,8 @@
 // field adds MUTATION_COST: it writes, and may hash.
 //
 // Two uses: a document estimated over MAX_COST is refused before it runs (graphql-route.ts), and
-// each request's estimate is charged to its caller's and its tenant's budgets (budget.ts). The
+// each request's estimate is charged to its caller's and its account's budgets (budget.ts); what
+// the answer holds beyond it (countObjects) is charged after it has run. The
 // estimate is an upper bound wherever a list is bounded (pages, environments, secrets, child
 // tenants); the guess stands in for the others (labels, subscriptions, role assignments).
 import {
@@ -36,6 +37,8 @@ export const MAX_COST = 100_000;
 export const LIST_SIZE_GUESS = 10;
 /** Added for each root field of a mutation. */
 export const MUTATION_COST = 10;
+/** The least a request costs: introspection and `__typename` return no object of the schema's. */
+export const MIN_COST = 1;
 
 /** Fields whose page size comes from an argument, with the default when it is not given. */
 const PAGES: Record<string, (args: Record<string, unknown>) => unknown> = {
@@ -133,7 +136,7 @@ export function estimateCost(
   if (!root) return undefined;
   const roots = operation.operation === 'mutation' ? countRootFields(operation.selectionSet, fragments) : 0;
   const fields = costOf(operation.selectionSet, root);
-  return fields + MAX_CHILD_TENANTS * perChild + roots * MUTATION_COST;
+  return Math.max(MIN_COST, fields + MAX_CHILD_TENANTS * perChild + roots * MUTATION_COST);
 }
 
 /** The root fields of a selection, those inside fragments included (each spread counted). */
@@ -147,5 +150,19 @@ function countRootFields(set: SelectionSetNode, fragments: Map<string, { set: Se
       if (fragment) n += countRootFields(fragment.set, fragments, new Set([...seen, sel.name.value]));
     }
   }
+  return n;
+}
+
+/** The objects an answer's `data` holds, counted as the estimate counts them (the root not included). */
+export function countObjects(data: unknown): number {
+  let n = 0;
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) for (const item of value) walk(item);
+    else if (value !== null && typeof value === 'object') {
+      n++;
+      for (const inner of Object.values(value)) walk(inner);
+    }
+  };
+  if (data !== null && typeof data === 'object') for (const inner of Object.values(data)) walk(inner);
   return n;
 }

@@ -9,8 +9,8 @@ import { type DocumentNode, getOperationAST, GraphQLError, Kind, type ExecutionR
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RefusalChannel } from '../audit/service.js';
 import { badInput, ForbiddenError, rateLimited } from '../errors.js';
-import type { CostBudget } from '../graphql/budget.js';
-import { estimateCost, MAX_COST } from '../graphql/cost.js';
+import { accountOf, type CostBudget } from '../graphql/budget.js';
+import { countObjects, estimateCost, MAX_COST, MIN_COST } from '../graphql/cost.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatGraphQLError, type PublicGraphQLError } from '../graphql/errors.js';
 import type { GraphQLExecutor } from '../graphql/executor.js';
@@ -102,10 +102,15 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
 
   const caller = request.caller!;
   // what the document can cost, estimated before it runs: refused over the limit, else drawn
-  // from the caller's and its tenant's budgets (docs/graphql.md "Cost and budgets")
-  const cost = operation ? estimateCost(opts.executor.schema, prepared.document, operation, params.variables) : undefined;
-  if (cost !== undefined && cost > MAX_COST) return send(reply, { errors: format([new GraphQLError(TOO_COSTLY)]) });
-  if (cost !== undefined) chargeBudget(reply, caller, cost, opts.budget);
+  // from the caller's and its account's budgets (docs/graphql.md "Cost and budgets"); a request
+  // without an estimate (its variables do not fit, no operation picked) is refused unrun: the least
+  const estimate = operation ? estimateCost(opts.executor.schema, prepared.document, operation, params.variables) : undefined;
+  if (estimate !== undefined && estimate > MAX_COST) return send(reply, { errors: format([new GraphQLError(TOO_COSTLY)]) });
+  const cost = estimate ?? MIN_COST;
+  const account = accountOf(
+    (caller.tenant.id === caller.principal.tenantId ? caller.tenant : await opts.services.tenants.actingTenant(caller.principal, undefined)).path,
+  );
+  chargeBudget(reply, caller, account, cost, opts.budget);
   // a mutation sent with an Idempotency-Key runs once per key (docs/graphql.md "Safe retries")
   const keyed = operation?.operation === 'mutation' ? await claimKey(request, reply, params, opts) : undefined;
   if (keyed?.kind === 'replay') {
@@ -150,6 +155,8 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
   } finally {
     clearInterval(holding);
   }
+  // an answer that held more than was estimated (a list longer than its guess) pays the rest
+  opts.budget.settle(callerKey(caller.principal), account, countObjects(result.data) - cost);
   const errors = result.errors ? format(result.errors) : undefined;
   await auditRefusedMutations(request, prepared.document, params.operationName, result.errors, opts);
   await auditStaffAccess(request, operation, opts);
@@ -169,14 +176,14 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: GraphQL
 
 const TOO_COSTLY = `This document could return more than ${MAX_COST} objects (estimated from its page sizes and nested lists before it runs): ask for smaller pages (maxResults, perPage, first) or fewer nested lists`;
 
-/** Draws the request's cost from its caller's and its home tenant's budgets, or refuses it (429, thrown). */
-function chargeBudget(reply: FastifyReply, caller: NonNullable<FastifyRequest['caller']>, cost: number, budget: CostBudget) {
-  const charged = budget.charge(callerKey(caller.principal), caller.principal.tenantId, cost);
+/** Draws the request's cost from its caller's and its account's budgets, or refuses it (429, thrown). */
+function chargeBudget(reply: FastifyReply, caller: NonNullable<FastifyRequest['caller']>, account: string, cost: number, budget: CostBudget) {
+  const charged = budget.charge(callerKey(caller.principal), account, cost);
   if (charged.ok) return;
   const whose =
     charged.which === 'caller'
       ? `This ${caller.principal.kind === 'client' ? 'API client' : 'user'} has spent its GraphQL budget`
-      : `The API clients and users of tenant ${caller.principal.tenantId} have spent their GraphQL budget together`;
+      : `The API clients and users of tenant ${account} and of the tenants below it have spent their GraphQL budget together`;
   reply.code(429);
   throw rateLimited(
     `${whose} (${charged.perMinute} a minute; this request's cost is ${cost}): try again in ${charged.retryAfterSeconds} s, or ask for less at a time`,

@@ -41,16 +41,26 @@ function grouped<T>(ids: readonly string[], rows: T[], key: (row: T) => string):
 
 export function createTenantLoaders(store: TenantLoaderStores, clock: Clock, visibility: () => Promise<Visibility>): TenantLoaders {
   let childrenLeft = MAX_CHILD_TENANTS;
+  let childrenRead: Promise<void> = Promise.resolve();
   return {
     environments: new DataLoader(async (ids) => grouped(ids, await store.tenants.environments([...ids]), (e) => e.tenantId)),
     labels: new DataLoader(async (ids) => grouped(ids, await store.labels.labelsFor([...ids]), (l) => l.tenantId)),
     subscriptions: new DataLoader(async (ids) => grouped(ids, await store.subscriptions.subscriptionsFor([...ids]), (s) => s.tenantId)),
-    children: new DataLoader(async (ids) => {
-      // one more than is left tells "more than allowed" from "exactly what was left"
-      const children = await store.tenants.childTenants([...ids], await visibility(), clock.now(), childrenLeft + 1);
-      if (children.length > childrenLeft) throw badInput(TOO_MANY_CHILDREN);
-      childrenLeft -= children.length;
-      return grouped(ids, children, (t) => t.parentId!);
+    children: new DataLoader((ids) => {
+      // batches in flight at once (sibling fields) run one after the other, each reading at most
+      // what the ones before left: the reads of one request stay within the limit together; one
+      // more than is left tells "more than allowed" from "exactly what was left"
+      const batch = childrenRead.then(async () => {
+        const children = await store.tenants.childTenants([...ids], await visibility(), clock.now(), childrenLeft + 1);
+        if (children.length > childrenLeft) throw badInput(TOO_MANY_CHILDREN);
+        childrenLeft -= children.length;
+        return grouped(ids, children, (t) => t.parentId!);
+      });
+      childrenRead = batch.then(
+        () => undefined,
+        () => undefined,
+      );
+      return batch;
     }),
   };
 }

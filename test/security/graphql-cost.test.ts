@@ -92,6 +92,7 @@ for (const engine of engines()) {
     let x: string;
     let p1: string;
     let p2: string;
+    let p3: string;
 
     /** `n` children under `parent`, written in one statement (the closure trigger fills in the rest). */
     async function bulkChildren(parent: string, n: number, prefix: string) {
@@ -120,8 +121,11 @@ for (const engine of engines()) {
       x = await createTenant(t, '1', { isPartner: true });
       p1 = await createTenant(t, x, { isPartner: true });
       p2 = await createTenant(t, x, { isPartner: true });
+      // x: p1 (600 children), p2 (399); p3, under the vendor: 2. p1's, p2's and p3's are 1001
+      p3 = await createTenant(t, '1', { isPartner: true });
       await bulkChildren(p1, 600, 'p1-child');
-      await bulkChildren(p2, MAX_CHILD_TENANTS - 600 + 1, 'p2-child');
+      await bulkChildren(p2, MAX_CHILD_TENANTS - 600 - 1, 'p2-child');
+      await bulkChildren(p3, 2, 'p3-child');
     });
     after(() => t.close());
 
@@ -141,18 +145,24 @@ for (const engine of engines()) {
       const one = await children([p1]);
       assert.equal(one.body.errors, undefined, one.text);
       assert.equal(one.body.data.tenants.results[0].partnership.child_tenants.length, 600);
-      // both partners' children come in one read of 1001: over the limit, both lists are refused,
-      // and the rest of the answer stands
-      const both = await children([p1, p2]);
-      refusedChildren(both);
+      const two = await children([p1, p2]);
+      assert.equal(two.body.errors, undefined, two.text);
+      assert.equal(
+        two.body.data.tenants.results.flatMap((r: { partnership: { child_tenants: unknown[] } }) => r.partnership.child_tenants).length,
+        999,
+      );
+      // the three partners' children come in one read of 1001: over the limit, the three lists are
+      // refused, and the rest of the answer stands
+      const three = await children([p1, p2, p3]);
+      refusedChildren(three);
       assert.deepEqual(
-        both.body.data.tenants.results.map((r: { id: string; partnership: { child_tenants: unknown } }) => [r.id, r.partnership.child_tenants]),
-        [p1, p2].sort((a, b) => Number(a) - Number(b)).map((id) => [id, null]),
+        three.body.data.tenants.results.map((r: { id: string; partnership: { child_tenants: unknown } }) => [r.id, r.partnership.child_tenants]),
+        [p1, p2, p3].sort((a, b) => Number(a) - Number(b)).map((id) => [id, null]),
       );
     });
 
     it('counts child tenants at every depth together', async () => {
-      // x's two children, then their 1001: refused at the second level, the first one answered
+      // x's two children, then their 999: 1001 in all, refused at the second level, the first answered
       const res = await children([x], 'id partnership { child_tenants { id } }');
       refusedChildren(res);
       const level1 = res.body.data.tenants.results[0].partnership.child_tenants;
@@ -161,6 +171,26 @@ for (const engine of engines()) {
         level1.map((c: { partnership: { child_tenants: unknown } }) => c.partnership.child_tenants),
         [null, null],
       );
+    });
+
+    it('counts the child tenants of sibling fields together', async () => {
+      const res = await tq(
+        t,
+        token,
+        `query($a: [ID!], $b: [ID!]) {
+          a: tenants(tenantsQuery: {ids: $a}) { results { partnership { child_tenants { id } } } }
+          b: tenants(tenantsQuery: {ids: $b}) { results { partnership { child_tenants { id } } } } }`,
+        { a: [p1, p2], b: [p3] },
+      );
+      refusedChildren(res);
+      const lists = [...res.body.data.a.results, ...res.body.data.b.results].map(
+        (r: { partnership: { child_tenants: unknown[] | null } }) => r.partnership.child_tenants,
+      );
+      assert.ok(
+        lists.some((l) => l === null),
+        'one of them is refused',
+      );
+      assert.ok(lists.flatMap((l) => l ?? []).length <= MAX_CHILD_TENANTS);
     });
 
     it('the refusal names the way through, and that way lists every child a page at a time', async () => {
@@ -185,7 +215,7 @@ for (const engine of engines()) {
 }
 
 for (const engine of transportEngines()) {
-  describe(`cost budgets per caller and per tenant (${engine})`, () => {
+  describe(`cost budgets per caller and per account (${engine})`, () => {
     let t: TestApp;
     // each costs 20: 10 x (page + tenant)
     const QUERY = '{ tenants { results { id } } }';
@@ -194,17 +224,24 @@ for (const engine of transportEngines()) {
     let a: string;
     let b: string;
     let c: string;
+    let d: string;
+    let e: string;
     let t1: string;
     before(async () => {
       t = await startTestApp({
         engine,
         env: { GATEHOUSE_GRAPHQL_COST_PER_MINUTE: String(CALLER_BUDGET), GATEHOUSE_GRAPHQL_TENANT_COST_PER_MINUTE: String(TENANT_BUDGET) },
       });
-      t1 = await createTenant(t, '1');
+      // t1 (a partner) and its child t1c are one account; t2 and t3 are others
+      t1 = await createTenant(t, '1', { isPartner: true });
+      const t1c = await createTenant(t, t1);
       const t2 = await createTenant(t, '1');
+      const t3 = await createTenant(t, '1', { labels: Array.from({ length: 100 }, (_, i) => ({ name: `label-${i}` })) });
       a = (await clientWithRoles(t, t1, [ROLE_IDS.Administrator])).token;
       b = (await clientWithRoles(t, t1, [ROLE_IDS.Administrator])).token;
       c = (await clientWithRoles(t, t2, [ROLE_IDS.Administrator])).token;
+      d = (await clientWithRoles(t, t1c, [ROLE_IDS.Administrator])).token;
+      e = (await clientWithRoles(t, t3, [ROLE_IDS.Administrator])).token;
     });
     after(() => t.close());
 
@@ -222,7 +259,7 @@ for (const engine of transportEngines()) {
       assert.equal(res.body.errors[0].extensions.retryAfter, Number(res.headers['retry-after']));
     };
 
-    it("a caller that spends its budget gets 429 on both interfaces, its tenant's other callers share the tenant's, another tenant is answered", async () => {
+    it("a caller that spends its budget gets 429 on both interfaces, its account's other callers share the account's, another account is answered", async () => {
       assert.equal(tenantCost(QUERY), 20);
       assert.deepEqual(await statuses(a, CALLER_BUDGET / 20), Array(CALLER_BUDGET / 20).fill(200));
       const limited = await tq(t, a, QUERY);
@@ -234,13 +271,25 @@ for (const engine of transportEngines()) {
       assert.deepEqual(await statuses(a, 10), Array(10).fill(429));
       const left = (TENANT_BUDGET - CALLER_BUDGET) / 20;
       assert.deepEqual(await statuses(b, left), Array(left).fill(200), "b spends the rest of the tenant's budget");
-      assertLimited(
-        await tq(t, b, QUERY),
-        new RegExp(`The API clients and users of tenant ${t1} have spent their GraphQL budget together \\(1000 a minute`),
+      const accountSpent = new RegExp(
+        `The API clients and users of tenant ${t1} and of the tenants below it have spent their GraphQL budget together \\(1000 a minute`,
       );
+      assertLimited(await tq(t, b, QUERY), accountSpent);
+      // a client of a child tenant is in its partner's account: making child tenants makes no budget
+      assertLimited(await tq(t, d, QUERY), accountSpent);
 
       // the neighbour in another tenant is answered all the while
       assert.deepEqual(await statuses(c, 25), Array(25).fill(200));
+    });
+
+    it('an answer that holds more than its estimate pays the rest after it has run', async () => {
+      // estimated 1 x (page + tenant + 10 labels) = 12; it holds the page, the tenant and its 100 labels
+      const LABELS = '{ tenants(tenantsQuery: {maxResults: 1}) { results { labels { name } } } }';
+      assert.equal(tenantCost(LABELS), 12);
+      const out: number[] = [];
+      for (let i = 0; i < 8; i++) out.push((await tq(t, e, LABELS)).status);
+      // each drew 12, then 90 more once answered: 600 - 102 k >= 12 lets six through, not fifty
+      assert.deepEqual(out, [200, 200, 200, 200, 200, 200, 429, 429]);
     });
 
     it('a mutation refused for the budget writes nothing; the budget refills with time', async () => {

@@ -25,6 +25,7 @@ import { passkeys } from './20261201T1100-passkeys.js';
 import { passwordReset } from './20261202T0900-password-reset.js';
 import { emailProofCorrections } from './20261203T0900-email-proof-corrections.js';
 import { idempotencyKeys } from './20261204T0900-idempotency-keys.js';
+import { childrenInIdOrder } from './20261205T0900-children-in-id-order.js';
 
 export const migrations: Record<string, Migration> = {
   '20261122T0900-foundation': foundation,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '20261202T0900-password-reset': passwordReset,
   '20261203T0900-email-proof-corrections': emailProofCorrections,
   '20261204T0900-idempotency-keys': idempotencyKeys,
+  '20261205T0900-children-in-id-order': childrenInIdOrder,
 };
