@@ -131,6 +131,10 @@ for (const engine of transportEngines()) {
       await admin.getByRole('button', { name: 'Enable' }).click();
       await admin.getByText('person@acme.test is enabled').waitFor();
       await shots(admin, '5-enabled');
+      await admin.getByRole('button', { name: 'Unlock sign-in' }).click();
+      await admin.getByText('person@acme.test can sign in again at once with their password and authenticator').waitFor();
+      await assertAccessible(admin, 'the user’s page after an unlock');
+      await shots(admin, '5-unlocked');
       await admin.getByRole('link', { name: 'Back to the users' }).click();
       await admin.getByLabel('Status').selectOption({ label: 'Active' });
       await admin.getByRole('button', { name: 'Filter' }).click();
