@@ -261,9 +261,7 @@ export class UserService {
   /** The CLI's `users disable|enable`, by e-mail address. */
   async setDisabledAsOperator(operator: OperatorActor, email: string, disabled: boolean): Promise<User> {
     return await this.store.transaction(async (tx) => {
-      const found = await tx.users.findUserByEmail(emailKey(email));
-      const user = found && (await tx.users.lockUser(found.id));
-      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      const user = await lockByEmail(tx, email);
       return this.applyDisabled(tx, operator, user, disabled);
     });
   }
@@ -289,9 +287,7 @@ export class UserService {
   /** The CLI's `users reset`, by e-mail address (also how an operator recovers a locked-out administrator). */
   async resetSignInAsOperator(operator: OperatorActor, email: string): Promise<UserWithSetupLink> {
     return await this.store.transaction(async (tx) => {
-      const found = await tx.users.findUserByEmail(emailKey(email));
-      const user = found && (await tx.users.lockUser(found.id));
-      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      const user = await lockByEmail(tx, email);
       return this.applyReset(tx, operator, user, false);
     });
   }
@@ -341,9 +337,7 @@ export class UserService {
   /** The CLI's `users unlock`, by e-mail address. */
   async unlockSignInAsOperator(operator: OperatorActor, email: string): Promise<User> {
     return await this.store.transaction(async (tx) => {
-      const found = await tx.users.findUserByEmail(emailKey(email));
-      const user = found && (await tx.users.lockUser(found.id));
-      if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+      const user = await lockByEmail(tx, email);
       return this.applyUnlock(tx, operator, user);
     });
   }
@@ -444,4 +438,12 @@ function emailFilter(raw: string): { pattern: string; wildcard: boolean } {
 
 function event(actor: Actor, occurredAt: Date, tenantId: string, action: string, userId: string, details: Record<string, unknown> = {}): AuditEvent {
   return { occurredAt, tenantId, actor: { kind: actor.kind, id: actor.id }, action, target: { kind: 'user', id: userId }, details };
+}
+
+/** The CLI's user by e-mail address (any case), locked until the transaction ends; NOT_FOUND when there is none. */
+async function lockByEmail(tx: UserStores, email: string): Promise<User> {
+  const found = await tx.users.findUserByEmail(emailKey(email));
+  const user = found && (await tx.users.lockUser(found.id));
+  if (!user) throw notFound(`User ${JSON.stringify(email)}`);
+  return user;
 }
